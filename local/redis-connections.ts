@@ -1,0 +1,142 @@
+/**
+ * Connections from the local Upstash stand-in to its redis-server, with replies left raw.
+ *
+ * Commands go out as `RawCommand`s: replies stay RESP2-shaped Buffers, never transformed by ioredis
+ * (no HGETALL objects, no RESP3 pairs), so the REST layer can encode them exactly as Upstash does.
+ * A few shared connections carry single commands and pipelines (ioredis pipelines on each socket);
+ * transactions borrow a connection of their own so MULTI … EXEC never shares a socket.
+ * Every command fails within `timeoutMs`, and fails at once while Redis is down: nothing queues.
+ *
+ * @example
+ * const conns = createRedisConnections({ redisUrl, shared: 4, exclusive: 4, timeoutMs: 2_000 });
+ * const reply = await run(conns.shared(), ["GET", "k"]);
+ * const tx = await conns.borrow(); try { ... } finally { conns.giveBack(tx); }
+ */
+import { Command, Redis } from "ioredis";
+
+/** A command whose reply is handed over exactly as the RESP2 decoder produced it. */
+class RawCommand extends Command {
+  constructor(name: string, args: string[]) {
+    // Upper case keeps ioredis from applying its per-command reply transformers (keyed by lower case).
+    super(name.toUpperCase(), args, { replyEncoding: null });
+  }
+  override transformReply(result: Buffer | Buffer[]): Buffer | Buffer[] {
+    return result;
+  }
+}
+
+/** Sends `[name, ...args]` on `conn` and resolves with the raw reply. */
+export function run(conn: Redis, [name, ...args]: string[]): Promise<unknown> {
+  const command = new RawCommand(name ?? "", args);
+  conn.sendCommand(command);
+  return command.promise;
+}
+
+export type RedisConnections = {
+  /** A shared connection, round robin. */
+  shared(): Redis;
+  /** A connection nobody else uses until `giveBack`; rejects after `timeoutMs` if none frees up. */
+  borrow(): Promise<Redis>;
+  /** Returns a borrowed connection; a broken one (`healthy` false) is dropped and replaced later. */
+  giveBack(conn: Redis, healthy?: boolean): void;
+  /** Resolves once the shared connections are ready, or after `waitMs` anyway. */
+  ready(waitMs: number): Promise<void>;
+  close(): Promise<void>;
+};
+
+export function createRedisConnections(options: {
+  redisUrl: string;
+  shared: number;
+  exclusive: number;
+  timeoutMs: number;
+}): RedisConnections {
+  const connect = () => {
+    const conn = new Redis(options.redisUrl, {
+      protocol: 2,
+      commandTimeout: options.timeoutMs,
+      connectTimeout: options.timeoutMs,
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      disableClientInfo: true,
+      retryStrategy: (times) => Math.min(times * 50, 500),
+    });
+    conn.on("error", () => undefined);
+    return conn;
+  };
+  const shared = Array.from({ length: options.shared }, connect);
+  const idle: Redis[] = [];
+  const waiters: Array<(conn: Redis) => void> = [];
+  let lent = 0;
+  let next = 0;
+  let closed = false;
+  const usable = async (conn: Redis) => {
+    await whenReady(conn, options.timeoutMs);
+    return conn;
+  };
+
+  return {
+    shared() {
+      const conn = shared[next++ % shared.length];
+      if (!conn) throw new Error("no Redis connection");
+      return conn;
+    },
+    borrow() {
+      if (closed) return Promise.reject(new Error("connections closed"));
+      const conn = idle.pop();
+      if (conn) return usable(conn);
+      if (lent < options.exclusive) {
+        lent++;
+        return usable(connect());
+      }
+      return new Promise<Redis>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(take), 1);
+          reject(new Error("no Redis connection free for a transaction"));
+        }, options.timeoutMs);
+        const take = (c: Redis) => {
+          clearTimeout(timer);
+          resolve(c);
+        };
+        waiters.push(take);
+      });
+    },
+    giveBack(conn, healthy = true) {
+      if (!healthy || closed) {
+        conn.disconnect();
+        lent--;
+        const waiter = waiters.shift();
+        if (waiter && !closed) {
+          lent++;
+          waiter(connect());
+        }
+        return;
+      }
+      const waiter = waiters.shift();
+      if (waiter) waiter(conn);
+      else idle.push(conn);
+    },
+    async ready(waitMs) {
+      await Promise.all(shared.map((conn) => whenReady(conn, waitMs)));
+    },
+    async close() {
+      closed = true;
+      for (const conn of [...shared, ...idle]) conn.disconnect();
+      idle.length = 0;
+    },
+  };
+}
+
+/** Resolves when `conn` is ready or `waitMs` has passed, whichever comes first. */
+function whenReady(conn: Redis, waitMs: number): Promise<void> {
+  if (conn.status === "ready") return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      conn.off("ready", done);
+      resolve();
+    };
+    const timer = setTimeout(done, waitMs);
+    conn.once("ready", done);
+  });
+}

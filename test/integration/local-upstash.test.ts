@@ -1,0 +1,132 @@
+/**
+ * The local Upstash REST server driven by the real `@upstash/redis` client, in front of a real
+ * redis-server: reply shapes, pipelines, transactions, scripts with the NOSCRIPT fallback, errors, auth,
+ * and a Redis outage answered quickly.
+ */
+import { errors, Redis } from "@upstash/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RedisProcess, startRedis } from "../../local/redis-process";
+import { startUpstashRedisServer, type UpstashRedisServer } from "../../local/upstash-redis-server";
+
+const token = "test-upstash-token";
+let redisServer: RedisProcess;
+let rest: UpstashRedisServer;
+let redis: Redis;
+
+beforeAll(async () => {
+  redisServer = await startRedis({ port: 0 });
+  rest = await startUpstashRedisServer({ port: 0, redisUrl: redisServer.url, token });
+  redis = new Redis({ url: rest.url, token, enableTelemetry: false });
+});
+
+afterAll(async () => {
+  await rest?.close();
+  await redisServer?.stop();
+});
+
+describe("local Upstash REST server", () => {
+  it("round-trips strings, numbers, unicode and nil", async () => {
+    expect(await redis.set("str:a", "hello")).toBe("OK");
+    expect(await redis.get("str:a")).toBe("hello");
+    expect(await redis.set("str:uni", "grüße €😀")).toBe("OK");
+    expect(await redis.get("str:uni")).toBe("grüße €😀");
+    expect(await redis.set("str:ok", "OK")).toBe("OK");
+    expect(await redis.get("str:ok")).toBe("OK");
+    expect(await redis.incrby("str:n", 5)).toBe(5);
+    expect(await redis.get("str:missing")).toBeNull();
+    expect(await redis.set("str:nx", "1", { nx: true })).toBe("OK");
+    expect(await redis.set("str:nx", "2", { nx: true })).toBeNull();
+    expect(await redis.mget("str:a", "str:missing")).toEqual(["hello", null]);
+    expect(await redis.set("str:json", { a: 1 })).toBe("OK");
+    expect(await redis.get("str:json")).toEqual({ a: 1 });
+    expect(await redis.del("str:a", "str:n")).toBe(2);
+  });
+
+  it("answers hashes as flat arrays the client turns into objects", async () => {
+    await redis.hset("hash:1", { name: "ann", count: 3 });
+    expect(await redis.hgetall("hash:1")).toEqual({ name: "ann", count: 3 });
+    expect(await redis.hgetall("hash:none")).toBeNull();
+    expect(await redis.hincrby("hash:1", "count", 2)).toBe(5);
+    expect(await redis.hmget("hash:1", "name", "nope")).toEqual({ name: "ann", nope: null });
+  });
+
+  it("keeps sorted-set scores in RESP2 order", async () => {
+    await redis.zadd("zset:1", { score: 2, member: "b" }, { score: 1, member: "a" });
+    expect(await redis.zrange("zset:1", 0, -1, { withScores: true })).toEqual(["a", 1, "b", 2]);
+    expect(await redis.zscore("zset:1", "b")).toBe(2);
+    expect(await redis.zpopmin("zset:1")).toEqual(["a", 1]);
+  });
+
+  it("runs pipelines, keeping per-command errors", async () => {
+    await redis.set("pipe:s", "text");
+    const results = await redis.pipeline().set("pipe:a", 1).incr("pipe:a").get("pipe:a").exec();
+    expect(results).toEqual(["OK", 2, 2]);
+    const kept = await redis.pipeline().incr("pipe:s").incr("pipe:a").exec({ keepErrors: true });
+    expect(kept[0]?.error).toMatch(/not an integer/);
+    expect(kept[1]).toEqual({ error: undefined, result: 3 });
+    await expect(redis.pipeline().incr("pipe:s").exec()).rejects.toThrow(errors.UpstashError);
+  });
+
+  it("runs multi-exec atomically on its own connection", async () => {
+    const results = await redis.multi().set("tx:a", 10).incrby("tx:a", 5).get("tx:a").exec();
+    expect(results).toEqual(["OK", 15, 15]);
+    const concurrent = await Promise.all(
+      Array.from({ length: 20 }, () => redis.multi().incr("tx:n").incr("tx:n").exec()),
+    );
+    for (const [first, second] of concurrent) expect(second).toBe((first as number) + 1);
+    await expect(redis.multi().set("tx:s", "x").incr("tx:s").exec()).rejects.toThrow(/not an integer/);
+    expect(await redis.get("tx:s")).toBe("x");
+  });
+
+  it("falls back from EVALSHA to EVAL after SCRIPT FLUSH", async () => {
+    const script = redis.createScript<number>("return redis.call('INCRBY', KEYS[1], ARGV[1])");
+    expect(await script.exec(["lua:n"], ["2"])).toBe(2);
+    const sha = script.sha1;
+    expect(await redis.scriptExists(sha)).toEqual([1]);
+    expect(await redis.scriptFlush()).toBe("OK");
+    expect(await redis.scriptExists(sha)).toEqual([0]);
+    await expect(redis.evalsha(sha, ["lua:n"], ["1"])).rejects.toThrow(/NOSCRIPT/);
+    expect(await script.exec(["lua:n"], ["3"])).toBe(5);
+    expect(await redis.scriptExists(sha)).toEqual([1]);
+    const table = redis.createScript<unknown[]>("return {1, 'two', {3}, redis.status_reply('OK')}");
+    expect(await table.exec([], [])).toEqual([1, "two", [3], "OK"]);
+  });
+
+  it("surfaces Redis errors as UpstashError", async () => {
+    await redis.set("err:s", "text");
+    const failure = await redis.incr("err:s").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(errors.UpstashError);
+    expect(String((failure as Error).message)).toMatch(/ERR value is not an integer/);
+  });
+
+  it("refuses a wrong token with 401 and commands that would take over a connection", async () => {
+    const wrong = new Redis({ url: rest.url, token: "wrong", enableTelemetry: false });
+    await expect(wrong.get("x")).rejects.toThrow(errors.UpstashError);
+    const res = await fetch(rest.url, {
+      method: "POST",
+      headers: { authorization: "Bearer nope" },
+      body: '["PING"]',
+    });
+    expect(res.status).toBe(401);
+    const sub = await fetch(rest.url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: '["SUBSCRIBE","chan"]',
+    });
+    expect(sub.status).toBe(400);
+    expect(sub.headers.get("upstash-sync-token")).toBeTruthy();
+    expect(await redis.ping()).toBe("PONG");
+  });
+
+  it("answers 503 quickly while Redis is down, and recovers after a restart", async () => {
+    await redis.set("down:k", "v");
+    await redisServer.kill();
+    const started = Date.now();
+    await expect(redis.get("down:k")).rejects.toThrow(/unavailable/i);
+    await expect(redis.multi().get("down:k").exec()).rejects.toThrow(errors.UpstashError);
+    expect(Date.now() - started).toBeLessThan(4_500);
+    await redisServer.restart({ empty: true });
+    await expect.poll(() => redis.ping().catch(() => "down"), { timeout: 3_000 }).toBe("PONG");
+    expect(await redis.get("down:k")).toBeNull();
+  }, 15_000);
+});
