@@ -18,9 +18,18 @@
  * const rest = await startUpstashRedisServer({ port: 0, redisUrl: "redis://127.0.0.1:6390", token: "t" });
  * const redis = new Redis({ url: rest.url, token: "t" }); // from "@upstash/redis"
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import { ReplyError } from "ioredis";
-import { LOOPBACK, portOrFree } from "./ports";
+import {
+  bearer,
+  closeServer,
+  header,
+  listen,
+  errorMessage as message,
+  readBody,
+  sendJson,
+} from "./http-util";
+import { LOOPBACK } from "./ports";
 import { createRedisConnections, run } from "./redis-connections";
 
 export type UpstashRedisServerOptions = {
@@ -41,8 +50,6 @@ const REFUSED = new Set(
     " ",
   ),
 );
-const MAX_BODY = 16 * 1024 * 1024;
-
 type Reply = { status: number; body: unknown };
 
 /** Starts the REST server; resolves once it listens (Redis may still be connecting). */
@@ -99,12 +106,11 @@ export async function startUpstashRedisServer(
 
   const handle = async (req: IncomingMessage): Promise<Reply> => {
     const url = new URL(req.url ?? "/", "http://local");
-    const auth = req.headers.authorization ?? "";
-    const token = auth.startsWith("Bearer ") ? auth.slice(7) : url.searchParams.get("_token");
+    const token = bearer(req) ?? url.searchParams.get("_token");
     if (token !== options.token) return { status: 401, body: { error: "Unauthorized" } };
-    const base64 = String(req.headers["upstash-encoding"] ?? "").toLowerCase() === "base64";
+    const base64 = header(req, "upstash-encoding").toLowerCase() === "base64";
     const path = url.pathname.replace(/\/+$/, "");
-    const raw = await readBody(req);
+    const raw = (await readBody(req)).toString("utf8");
     let parsed: unknown;
     try {
       parsed = raw.length > 0 ? JSON.parse(raw) : undefined;
@@ -133,20 +139,17 @@ export async function startUpstashRedisServer(
   const server = createServer((req, res) => {
     handle(req)
       .catch((error: unknown) => ({ status: 400, body: { error: `ERR ${message(error)}` } }))
-      .then((reply) => send(res, reply, String(++syncToken)));
+      .then((reply) =>
+        sendJson(res, reply.status, reply.body, { "upstash-sync-token": String(++syncToken) }),
+      );
   });
-  const port = await portOrFree(options.port);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, LOOPBACK, resolve);
-  });
+  const port = await listen(server, options.port);
   await conns.ready(timeoutMs);
   return {
     url: `http://${LOOPBACK}:${port}`,
     port,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeServer(server);
       await conns.close();
     },
   };
@@ -192,32 +195,4 @@ function failure(error: unknown): Reply {
 
 function badRequest(error: string): Reply {
   return { status: 400, body: { error } };
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) req.destroy(new Error("request body too large"));
-      else chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function send(res: ServerResponse, reply: Reply, syncToken: string): void {
-  const body = JSON.stringify(reply.body);
-  res.writeHead(reply.status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(body),
-    "upstash-sync-token": syncToken,
-  });
-  res.end(body);
 }

@@ -1,0 +1,138 @@
+/**
+ * The local Neon SQL-over-HTTP endpoint driven by the real `@neondatabase/serverless` `neon()` and
+ * drizzle `neon-http`, in front of a real (embedded) Postgres: parameters, type round trips, batches as
+ * transactions, SQLSTATE codes on errors, the pinned target, and an outage answered quickly.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { NeonDbError, type NeonQueryFunction, neon, neonConfig } from "@neondatabase/serverless";
+import { eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/neon-http";
+import { integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type NeonHttpServer, startNeonHttpServer } from "../../local/neon-http-server";
+import { type PostgresProcess, startPostgres } from "../../local/postgres-process";
+
+const items = pgTable("items", { id: integer("id").primaryKey(), name: text("name").notNull() }, (t) => [
+  uniqueIndex("items_name_unique").on(t.name),
+]);
+
+let dir: string;
+let postgres: PostgresProcess;
+let endpoint: NeonHttpServer;
+let sql: NeonQueryFunction<false, false>;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "flashsale-neon-test-"));
+  postgres = await startPostgres({ port: 0, dir, durable: false });
+  endpoint = await startNeonHttpServer({ port: 0, databaseUrl: postgres.databaseUrl });
+  neonConfig.fetchEndpoint = () => endpoint.url;
+  sql = neon(postgres.databaseUrl);
+  await sql`CREATE TABLE items (id integer PRIMARY KEY, name text NOT NULL)`;
+  await sql`CREATE UNIQUE INDEX items_name_unique ON items (name)`;
+}, 60_000);
+
+afterAll(async () => {
+  await endpoint?.close();
+  await postgres?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("local Neon HTTP endpoint", () => {
+  it("runs parameterised queries and reports full results", async () => {
+    expect(await sql`SELECT ${2}::int + ${3}::int AS sum, ${"x"}::text AS t`).toEqual([{ sum: 5, t: "x" }]);
+    expect(await sql.query("SELECT $1::text || $2::text AS s", ["a", "b"])).toEqual([{ s: "ab" }]);
+    const full = await sql.query("SELECT generate_series(1, 3) AS n", [], {
+      fullResults: true,
+      arrayMode: true,
+    });
+    expect(full.command).toBe("SELECT");
+    expect(full.rowCount).toBe(3);
+    expect(full.fields[0]).toMatchObject({ name: "n", dataTypeID: 23 });
+    expect(full.rows).toEqual([[1], [2], [3]]);
+  });
+
+  it("sends values as Postgres text so the driver parses the types", async () => {
+    const when = new Date("2030-01-02T03:04:05.678Z");
+    const [row] = await sql`
+      SELECT 42::int AS i, 9007199254740993::bigint AS big, ${when}::timestamptz AS at,
+             ${JSON.stringify({ a: [1, "b"] })}::jsonb AS doc, true AS yes, NULL::text AS nothing,
+             ${["x", "y z", 'q"uote']}::text[] AS tags, 12.50::numeric AS price`;
+    expect(row).toEqual({
+      i: 42,
+      big: "9007199254740993",
+      at: when,
+      doc: { a: [1, "b"] },
+      yes: true,
+      nothing: null,
+      tags: ["x", "y z", 'q"uote'],
+      price: "12.50",
+    });
+  });
+
+  it("runs a batch in one transaction and rolls it back on error", async () => {
+    const [, count] = await sql.transaction([
+      sql`INSERT INTO items (id, name) VALUES (1, 'one'), (2, 'two')`,
+      sql`SELECT count(*)::int AS n FROM items`,
+    ]);
+    expect(count).toEqual([{ n: 2 }]);
+    const failed = await sql
+      .transaction([sql`INSERT INTO items (id, name) VALUES (3, 'three')`, sql`SELECT 1 / 0`])
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(NeonDbError);
+    expect((failed as NeonDbError).code).toBe("22012");
+    expect(await sql`SELECT id FROM items WHERE id = 3`).toEqual([]);
+    const [[mode]] = (await sql.transaction(
+      [
+        sql`SELECT current_setting('transaction_isolation') AS iso, current_setting('transaction_read_only') AS ro`,
+      ],
+      { isolationLevel: "Serializable", readOnly: true },
+    )) as [[{ iso: string; ro: string }]];
+    expect(mode).toEqual({ iso: "serializable", ro: "on" });
+  });
+
+  it("surfaces Postgres errors as NeonDbError with the SQLSTATE and details", async () => {
+    const duplicate = await sql`INSERT INTO items (id, name) VALUES (10, 'one')`.catch((e: unknown) => e);
+    expect(duplicate).toBeInstanceOf(NeonDbError);
+    expect(duplicate).toMatchObject({ code: "23505", constraint: "items_name_unique", table: "items" });
+    const multi = await sql.query("SELECT 1; SELECT 2").catch((e: unknown) => e);
+    expect(multi).toMatchObject({ code: "42601" });
+  });
+
+  it("serves drizzle neon-http queries and batches", async () => {
+    const db = drizzle({ client: sql });
+    await db.insert(items).values({ id: 20, name: "drizzle" });
+    expect(await db.select().from(items).where(eq(items.id, 20))).toEqual([{ id: 20, name: "drizzle" }]);
+    const [inserted, rows] = await db.batch([
+      db.insert(items).values({ id: 21, name: "batched" }).returning({ id: items.id }),
+      db.select({ name: items.name }).from(items).where(eq(items.id, 21)),
+    ]);
+    expect(inserted).toEqual([{ id: 21 }]);
+    expect(rows).toEqual([{ name: "batched" }]);
+    const failed = await db
+      .batch([
+        db.insert(items).values({ id: 22, name: "lost" }),
+        db.insert(items).values({ id: 23, name: "drizzle" }),
+      ])
+      .catch((e: unknown) => e);
+    expect(failed).toMatchObject({ code: "23505" });
+    expect(await db.select().from(items).where(eq(items.id, 22))).toEqual([]);
+  });
+
+  it("only ever connects to its configured Postgres", async () => {
+    const elsewhere = neon(postgres.databaseUrl.replace("127.0.0.1", "db.elsewhere.invalid"));
+    expect(await elsewhere`SELECT current_database() AS db`).toEqual([{ db: "flashsale" }]);
+    const wrongPassword = neon(postgres.databaseUrl.replace(":postgres@", ":wrong@"));
+    await expect(wrongPassword`SELECT 1`).rejects.toMatchObject({ code: "28P01" });
+  });
+
+  it("answers 503 quickly while Postgres is stopped, and recovers after a start", async () => {
+    await postgres.stop();
+    const started = Date.now();
+    await expect(sql`SELECT 1`).rejects.toThrow(/HTTP status 503/);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await postgres.start();
+    expect(await sql`SELECT count(*)::int AS n FROM items WHERE id = 1`).toEqual([{ n: 1 }]);
+  }, 30_000);
+});
