@@ -1,0 +1,145 @@
+--[[
+  reserve-stock: one buy attempt, atomically. The only Redis command an admitted buy attempt costs.
+
+  Checks, in the contract's order (the first that applies is the answer):
+    replay of the same Idempotency-Key (or the same order id) -> the first answer, unchanged
+    sale not initialised (meta missing)                        -> NOT_INITIALISED
+    per-user / per-IP fixed-window rate limits                 -> RATE_LIMITED
+    sale window, pause flag                                    -> NOT_STARTED / ENDED / PAUSED
+    per-user allowance                                         -> ALREADY_PURCHASED / LIMIT_EXCEEDED
+    stock                                                      -> INSUFFICIENT_STOCK / SOLD_OUT
+  then decrements the stock, records the user's holding, writes a ledger entry (seed 003), the order
+  document and an outbox entry for the order pipeline, and counts the outcome in the sale's timeline.
+
+  KEYS[1]  meta      hash: startsAt, endsAt (ms), paused ("0"/"1"), perUserLimit, paymentWindowMs
+  KEYS[2]  stock     string: units remaining
+  KEYS[3]  holdings  hash: userId -> units held in live orders
+  KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON)
+  KEYS[5]  orders    hash: orderId -> queued order document (JSON)
+  KEYS[6]  outbox    zset: orderId -> time (ms) the order was reserved
+  KEYS[7]  idem      string: the first answer for (user, Idempotency-Key); unused when ARGV[5] == "0"
+  KEYS[8]  rlUser    string: attempts by this user in the current window
+  KEYS[9]  rlIp      string: attempts from this IP in the current window
+  KEYS[10] timeline  hash: "<unix second>:<code>" -> count (the operator's live chart)
+
+  ARGV[1]  now (ms, the caller's clock; nothing here reads the clock)
+  ARGV[2]  orderId (fresh for each attempt; a retry of the same attempt reuses it)
+  ARGV[3]  userId
+  ARGV[4]  quantity (integer >= 1, validated by the caller)
+  ARGV[5]  "1" when an Idempotency-Key was given, else "0"
+  ARGV[6]  idempotency TTL (seconds)
+  ARGV[7]  per-user attempts per window
+  ARGV[8]  per-IP attempts per window
+  ARGV[9]  window length (ms)
+  ARGV[10] timeline TTL (seconds)
+
+  Returns an array whose first element is the code (src/sale/reserve-outcome.ts maps them):
+    {1, orderId, quantity, expiresAtMs, remaining}   RESERVED
+    {2}                                              NOT_INITIALISED
+    {3, retryAfterMs}                                RATE_LIMITED
+    {4} NOT_STARTED   {5} ENDED   {6} PAUSED
+    {7, held}                                        ALREADY_PURCHASED
+    {8, mayStillBuy}                                 LIMIT_EXCEEDED
+    {9, remaining}                                   INSUFFICIENT_STOCK
+    {10}                                             SOLD_OUT
+]]
+local now = tonumber(ARGV[1])
+local orderId = ARGV[2]
+local userId = ARGV[3]
+local quantity = tonumber(ARGV[4])
+local hasIdem = ARGV[5] == "1"
+
+local function count(code)
+  local field = math.floor(now / 1000) .. ":" .. code
+  redis.call("HINCRBY", KEYS[10], field, 1)
+  if redis.call("TTL", KEYS[10]) < 0 then
+    redis.call("EXPIRE", KEYS[10], tonumber(ARGV[10]))
+  end
+end
+
+local function answer(result)
+  count(result[1])
+  if hasIdem then
+    redis.call("SET", KEYS[7], cjson.encode(result), "EX", tonumber(ARGV[6]))
+  end
+  return result
+end
+
+if hasIdem then
+  local first = redis.call("GET", KEYS[7])
+  if first then
+    return cjson.decode(first)
+  end
+end
+local previous = redis.call("HGET", KEYS[4], "r:" .. orderId)
+if previous then
+  local entry = cjson.decode(previous)
+  return {1, orderId, entry.quantity, entry.expiresAt, entry.after}
+end
+
+local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs")
+if not meta[1] then
+  return {2}
+end
+
+local function overLimit(key, limit)
+  local n = redis.call("INCR", key)
+  if n == 1 then
+    redis.call("PEXPIRE", key, tonumber(ARGV[9]))
+  end
+  if n > limit then
+    local ttl = redis.call("PTTL", key)
+    if ttl < 0 then
+      redis.call("PEXPIRE", key, tonumber(ARGV[9]))
+      ttl = tonumber(ARGV[9])
+    end
+    return ttl
+  end
+  return nil
+end
+
+local wait = overLimit(KEYS[8], tonumber(ARGV[7])) or overLimit(KEYS[9], tonumber(ARGV[8]))
+if wait then
+  count(3)
+  return {3, wait}
+end
+
+if now < tonumber(meta[1]) then
+  return answer({4})
+end
+if now >= tonumber(meta[2]) then
+  return answer({5})
+end
+if meta[3] == "1" then
+  return answer({6})
+end
+
+local limit = tonumber(meta[4])
+local held = tonumber(redis.call("HGET", KEYS[3], userId) or "0")
+if held >= limit then
+  return answer({7, held})
+end
+if held + quantity > limit then
+  return answer({8, limit - held})
+end
+
+local before = tonumber(redis.call("GET", KEYS[2]) or "0")
+if before <= 0 then
+  return answer({10})
+end
+if before < quantity then
+  return answer({9, before})
+end
+
+local after = redis.call("DECRBY", KEYS[2], quantity)
+redis.call("HINCRBY", KEYS[3], userId, quantity)
+local expiresAt = now + tonumber(meta[5])
+redis.call("HSET", KEYS[4], "r:" .. orderId, cjson.encode({
+  type = "reserve", orderId = orderId, userId = userId, quantity = quantity,
+  before = before, after = after, at = now, expiresAt = expiresAt
+}))
+redis.call("HSET", KEYS[5], orderId, cjson.encode({
+  orderId = orderId, userId = userId, quantity = quantity, createdAt = now, expiresAt = expiresAt
+}))
+redis.call("ZADD", KEYS[6], now, orderId)
+return answer({1, orderId, quantity, expiresAt, after})

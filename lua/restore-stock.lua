@@ -1,0 +1,46 @@
+--[[
+  restore-stock: give an expired or cancelled order's units back to the stock and to the user's
+  allowance, exactly once. The ledger entry "x:<orderId>" is the guard: a second call is a no-op.
+
+  KEYS[1]  meta      hash (must exist: restoring into an uninitialised sale would invent stock)
+  KEYS[2]  stock     string: units remaining
+  KEYS[3]  holdings  hash: userId -> units held in live orders
+  KEYS[4]  ledger    hash: "x:<orderId>" -> restore entry (JSON)
+  KEYS[5]  orders    hash: orderId -> queued order document (removed: the order is final)
+  KEYS[6]  outbox    zset: orderId (removed: nothing left to publish)
+
+  ARGV[1]  now (ms)
+  ARGV[2]  orderId
+  ARGV[3]  userId
+  ARGV[4]  quantity
+  ARGV[5]  reason ("expired" | "cancelled" | ...)
+
+  Returns {code, remaining}:
+    {1, remaining}  RESTORED
+    {2, remaining}  ALREADY_RESTORED (nothing changed)
+    {3, 0}          NOT_INITIALISED (nothing changed)
+]]
+local orderId = ARGV[2]
+local userId = ARGV[3]
+local quantity = tonumber(ARGV[4])
+
+if redis.call("EXISTS", KEYS[1]) == 0 then
+  return {3, 0}
+end
+if redis.call("HEXISTS", KEYS[4], "x:" .. orderId) == 1 then
+  return {2, tonumber(redis.call("GET", KEYS[2]) or "0")}
+end
+
+local before = tonumber(redis.call("GET", KEYS[2]) or "0")
+local after = redis.call("INCRBY", KEYS[2], quantity)
+local held = redis.call("HINCRBY", KEYS[3], userId, -quantity)
+if held <= 0 then
+  redis.call("HDEL", KEYS[3], userId)
+end
+redis.call("HSET", KEYS[4], "x:" .. orderId, cjson.encode({
+  type = "restore", orderId = orderId, userId = userId, quantity = quantity,
+  before = before, after = after, at = tonumber(ARGV[1]), reason = ARGV[5]
+}))
+redis.call("HDEL", KEYS[5], orderId)
+redis.call("ZREM", KEYS[6], orderId)
+return {1, after}

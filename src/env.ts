@@ -1,0 +1,78 @@
+import { z } from "zod";
+
+/** The worker's bindings: secrets and vars from wrangler.toml / .dev.vars, plus the assets binding. */
+export type Env = {
+  ASSETS?: Fetcher;
+  JWT_SECRET: string;
+  ADMIN_TOKEN: string;
+  PRODUCT_TOKEN_SECRET: string;
+  UPSTASH_REDIS_REST_URL: string;
+  UPSTASH_REDIS_REST_TOKEN: string;
+  QSTASH_URL?: string;
+  QSTASH_TOKEN: string;
+  QSTASH_CURRENT_SIGNING_KEY: string;
+  QSTASH_NEXT_SIGNING_KEY: string;
+  DATABASE_URL: string;
+  NEON_HTTP_ENDPOINT?: string;
+  PUBLIC_URL: string;
+  DEV_LOGIN?: string;
+  RATE_LIMIT_USER_PER_WINDOW?: string;
+  RATE_LIMIT_IP_PER_WINDOW?: string;
+  RATE_LIMIT_WINDOW_SECONDS?: string;
+  SOLD_OUT_CACHE_MS?: string;
+  CATALOG_REFRESH_MS?: string;
+  OUTBOX_GRACE_SECONDS?: string;
+};
+
+const secret = z.string().min(8);
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const configSchema = z.object({
+  JWT_SECRET: secret,
+  ADMIN_TOKEN: secret,
+  PRODUCT_TOKEN_SECRET: secret,
+  UPSTASH_REDIS_REST_URL: z.url(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().min(1),
+  QSTASH_URL: z.url().optional(),
+  QSTASH_TOKEN: z.string().min(1),
+  QSTASH_CURRENT_SIGNING_KEY: z.string().min(1),
+  QSTASH_NEXT_SIGNING_KEY: z.string().min(1),
+  DATABASE_URL: z.string().min(1),
+  NEON_HTTP_ENDPOINT: z.url().optional(),
+  PUBLIC_URL: z.url().transform((u) => u.replace(/\/+$/, "")),
+  DEV_LOGIN: z
+    .string()
+    .optional()
+    .transform((v) => v === "true"),
+  RATE_LIMIT_USER_PER_WINDOW: positiveInt(20),
+  RATE_LIMIT_IP_PER_WINDOW: positiveInt(2000),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(1),
+  SOLD_OUT_CACHE_MS: z.coerce.number().int().min(0).default(1000),
+  CATALOG_REFRESH_MS: positiveInt(5000),
+  OUTBOX_GRACE_SECONDS: positiveInt(10),
+});
+
+/** Typed, validated settings derived from {@link Env}. */
+export type Config = z.infer<typeof configSchema>;
+
+const parsed = new WeakMap<object, Config>();
+
+/**
+ * Parses the environment once per isolate (the env object is stable for an isolate's life).
+ * Throws {@link ConfigError} naming the missing or malformed settings, never their values.
+ */
+export function readConfig(env: Env): Config {
+  const cached = parsed.get(env);
+  if (cached) return cached;
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const names = result.error.issues.map((i) => i.path.join(".")).join(", ");
+    throw new ConfigError(`Invalid or missing settings: ${names}`);
+  }
+  parsed.set(env, result.data);
+  return result.data;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}

@@ -1,0 +1,122 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** Every error code the API answers with; the contract's table lives in {@link statusOf}. */
+export type ErrorCode =
+  | "INVALID_REQUEST"
+  | "UNAUTHENTICATED"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "UNKNOWN_PRODUCT"
+  | "UNKNOWN_SALE"
+  | "UNKNOWN_ORDER"
+  | "SALE_NOT_STARTED"
+  | "SALE_ENDED"
+  | "SALE_PAUSED"
+  | "ALREADY_PURCHASED"
+  | "LIMIT_EXCEEDED"
+  | "INSUFFICIENT_STOCK"
+  | "SOLD_OUT"
+  | "RATE_LIMITED"
+  | "ORDER_EXPIRED"
+  | "ORDER_CANCELLED"
+  | "ORDER_PAID"
+  | "ORDER_NOT_READY"
+  | "CONFLICT"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNAVAILABLE"
+  | "INTERNAL";
+
+/** The one table from error code to HTTP status. */
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
+  switch (code) {
+    case "INVALID_REQUEST":
+      return 400;
+    case "UNAUTHENTICATED":
+      return 401;
+    case "NOT_FOUND":
+    case "UNKNOWN_PRODUCT":
+    case "UNKNOWN_SALE":
+    case "UNKNOWN_ORDER":
+      return 404;
+    case "METHOD_NOT_ALLOWED":
+      return 405;
+    case "SALE_NOT_STARTED":
+    case "SALE_ENDED":
+    case "SALE_PAUSED":
+    case "ALREADY_PURCHASED":
+    case "LIMIT_EXCEEDED":
+    case "INSUFFICIENT_STOCK":
+    case "ORDER_EXPIRED":
+    case "ORDER_CANCELLED":
+    case "ORDER_PAID":
+    case "ORDER_NOT_READY":
+    case "CONFLICT":
+      return 409;
+    case "SOLD_OUT":
+      return 410;
+    case "PAYLOAD_TOO_LARGE":
+      return 413;
+    case "RATE_LIMITED":
+      return 429;
+    case "UNAVAILABLE":
+      return 503;
+    case "INTERNAL":
+      return 500;
+  }
+}
+
+/** Extra fields an error body may carry next to code and message (e.g. `remaining`). */
+export type ErrorDetails = Record<string, string | number | boolean | null | Record<string, string>>;
+
+/**
+ * An expected failure to answer with: thrown by routes and middleware, rendered by {@link renderError}.
+ *
+ * @example
+ * throw new ApiError("SOLD_OUT", "This sale is sold out.");
+ * throw new ApiError("RATE_LIMITED", "Too many attempts.", { retryAfterSeconds: 2 });
+ */
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: { retryAfterSeconds?: number; details?: ErrorDetails } = {},
+  ) {
+    super(message);
+  }
+}
+
+/** A store (Redis, Postgres, QStash) could not be reached or failed: always a 503 with Retry-After. */
+export class StoreUnavailableError extends Error {
+  override name = "StoreUnavailableError";
+  constructor(
+    readonly store: "redis" | "postgres" | "qstash",
+    cause: unknown,
+  ) {
+    super(`${store} unavailable`, { cause });
+  }
+}
+
+/** Renders the contract's error body `{ error: { code, message, ...details } }`, with Retry-After if given. */
+export function renderError(c: Context, error: ApiError): Response {
+  const { retryAfterSeconds, details } = error.options;
+  if (retryAfterSeconds !== undefined)
+    c.header("Retry-After", String(Math.max(1, Math.ceil(retryAfterSeconds))));
+  return c.json({ error: { code: error.code, message: error.message, ...details } }, statusOf(error.code));
+}
+
+/** Turns anything thrown into an ApiError without leaking internals to the client. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof StoreUnavailableError) {
+    return new ApiError(
+      "UNAVAILABLE",
+      "A store is temporarily unavailable; nothing was changed. Try again shortly.",
+      {
+        retryAfterSeconds: 2,
+      },
+    );
+  }
+  return new ApiError("INTERNAL", "Something went wrong on our side.");
+}

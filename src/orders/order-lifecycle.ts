@@ -1,0 +1,137 @@
+import type { Deps } from "../context";
+import { ApiError } from "../errors";
+import { restoreStock } from "../sale/restore-stock";
+import { soldOutCache } from "../sale/sold-out-cache";
+import { findOrder, markRestored, transitionOrder, writeOrder } from "./order-repository";
+import type { OrderRow, QueuedOrder } from "./order-view";
+import { ackQueuedOrder, readQueuedOrder } from "./queued-order-store";
+
+type LifecycleDeps = Pick<Deps, "redis" | "db" | "now">;
+
+/**
+ * Makes sure an order has its Postgres row: the order-write job's work, also done on demand when a
+ * shopper pays or cancels a still-queued order, or a timeout arrives first. Idempotent.
+ */
+export async function materializeOrder(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  queued?: QueuedOrder | null,
+): Promise<OrderRow | null> {
+  const doc = queued ?? (await readQueuedOrder(deps.redis, saleId, orderId));
+  if (doc) {
+    await writeOrder(deps.db, doc);
+    await ackQueuedOrder(deps.redis, saleId, orderId);
+  }
+  return findOrder(deps.db, orderId);
+}
+
+/**
+ * Returns an expired or cancelled order's units to Redis (exactly once, guarded by the ledger) and
+ * records that in Postgres. Safe to call again; the sweeper does when Redis was unreachable.
+ */
+export async function settleRestore(deps: LifecycleDeps, row: OrderRow): Promise<void> {
+  if (row.restoredAt || (row.status !== "expired" && row.status !== "cancelled")) return;
+  const outcome = await restoreStock(
+    deps.redis,
+    { saleId: row.saleId, orderId: row.id, userId: row.userId, quantity: row.quantity },
+    row.status,
+    deps.now,
+  );
+  if (outcome.kind === "not_initialised") return;
+  soldOutCache.clear(row.saleId);
+  await markRestored(deps.db, row.id);
+}
+
+/** Pays an order the shopper owns. Paying a paid order again is a no-op that answers the same. */
+export async function payOrder(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  userId: string,
+  paymentRef: string | null,
+): Promise<OrderRow> {
+  const row = await ownedRow(deps, saleId, orderId, userId);
+  if (row.status === "awaiting_payment") {
+    const won = await transitionOrder(deps.db, orderId, "paid", {
+      userId,
+      ...(paymentRef ? { paymentRef } : {}),
+    });
+    if (won) return won;
+  }
+  const current = (await findOrder(deps.db, orderId, userId)) ?? row;
+  switch (current.status) {
+    case "paid":
+      return current;
+    case "cancelled":
+      throw new ApiError("ORDER_CANCELLED", "This order was cancelled.");
+    case "expired":
+      throw new ApiError("ORDER_EXPIRED", "The payment window for this order has closed.");
+    case "awaiting_payment": {
+      await expireOrder(deps, saleId, orderId);
+      throw new ApiError("ORDER_EXPIRED", "The payment window for this order has closed.");
+    }
+  }
+}
+
+/** Cancels an order the shopper owns while it is queued or awaiting payment; units come back at once. */
+export async function cancelOrder(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  userId: string,
+): Promise<OrderRow> {
+  const row = await ownedRow(deps, saleId, orderId, userId);
+  const won =
+    row.status === "awaiting_payment"
+      ? await transitionOrder(deps.db, orderId, "cancelled", { userId })
+      : null;
+  const current = won ?? (await findOrder(deps.db, orderId, userId)) ?? row;
+  switch (current.status) {
+    case "cancelled":
+      await settleRestore(deps, current).catch(() => {});
+      return current;
+    case "paid":
+      throw new ApiError("ORDER_PAID", "This order is paid and can no longer be cancelled.");
+    case "expired":
+      throw new ApiError("ORDER_EXPIRED", "This order already expired; its units went back to the sale.");
+    case "awaiting_payment":
+      throw new ApiError("CONFLICT", "The order changed while cancelling; try again.");
+  }
+}
+
+/**
+ * The payment-timeout job: expires the order if still unpaid (conditional update) and restores its
+ * units. Returns "early" when the database clock says the window is still open.
+ */
+export async function expireOrder(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  queued?: QueuedOrder | null,
+): Promise<"expired" | "final" | "early" | "unknown"> {
+  const row = await materializeOrder(deps, saleId, orderId, queued);
+  if (!row) return "unknown";
+  const won = row.status === "awaiting_payment" ? await transitionOrder(deps.db, orderId, "expired") : null;
+  const current = won ?? (await findOrder(deps.db, orderId)) ?? row;
+  if (current.status === "awaiting_payment") return "early";
+  await settleRestore(deps, current);
+  return won ? "expired" : "final";
+}
+
+async function ownedRow(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  userId: string,
+): Promise<OrderRow> {
+  const queued = await readQueuedOrder(deps.redis, saleId, orderId);
+  if (queued && queued.userId !== userId) throw unknownOrder();
+  const row = await materializeOrder(deps, saleId, orderId, queued);
+  if (!row || row.userId !== userId) throw unknownOrder();
+  return row;
+}
+
+export function unknownOrder(): ApiError {
+  return new ApiError("UNKNOWN_ORDER", "No such order.");
+}

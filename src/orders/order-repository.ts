@@ -1,0 +1,147 @@
+import { and, eq, sql } from "drizzle-orm";
+import { type Db, withDb } from "../db/client";
+import { orders } from "../db/schema";
+import type { OrderRow, QueuedOrder } from "./order-view";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const rowColumns = {
+  id: orders.id,
+  saleId: orders.saleId,
+  userId: orders.userId,
+  quantity: orders.quantity,
+  status: orders.status,
+  createdAt: orders.createdAt,
+  expiresAt: orders.expiresAt,
+  paidAt: orders.paidAt,
+  restoredAt: orders.restoredAt,
+};
+
+/**
+ * Writes a reserved order, once: the row (awaiting payment), the user's holding (bounded by the
+ * per-user limit in a check constraint) and a `written` event, in one statement. A replay or a
+ * duplicate delivery inserts nothing. Returns whether this call inserted it.
+ */
+export async function writeOrder(db: Db, order: QueuedOrder): Promise<boolean> {
+  const result = await withDb(() =>
+    db.execute<{ inserted: number }>(sql`
+      with ins as (
+        insert into orders (id, sale_id, user_id, quantity, status, created_at, expires_at)
+        values (${order.orderId}, ${order.saleId}, ${order.userId}, ${order.quantity}, 'awaiting_payment',
+                ${iso(order.createdAt)}::timestamptz, ${iso(order.expiresAt)}::timestamptz)
+        on conflict (id) do nothing
+        returning id, sale_id, user_id, quantity
+      ), held as (
+        insert into holdings (sale_id, user_id, units, per_user_limit)
+        select ins.sale_id, ins.user_id, ins.quantity, s.per_user_limit from ins join sales s on s.id = ins.sale_id
+        on conflict (sale_id, user_id) do update set units = holdings.units + excluded.units
+        returning 1
+      ), ev as (
+        insert into order_events (order_id, sale_id, type) select id, sale_id, 'written' from ins
+        on conflict do nothing returning 1
+      )
+      select (select count(*) from ins)::int as inserted, (select count(*) from held)::int as held`),
+  );
+  return Number(result.rows[0]?.inserted ?? 0) === 1;
+}
+
+/** An order row, optionally only if it belongs to `userId`. */
+export async function findOrder(db: Db, orderId: string, userId?: string): Promise<OrderRow | null> {
+  const where =
+    userId === undefined ? eq(orders.id, orderId) : and(eq(orders.id, orderId), eq(orders.userId, userId));
+  const rows = await withDb(() => db.select(rowColumns).from(orders).where(where).limit(1));
+  return rows[0] ?? null;
+}
+
+type Transition = "paid" | "expired" | "cancelled";
+
+/**
+ * The one place an order's fate is decided: a conditional update from `awaiting_payment`. Exactly one
+ * of paid / expired / cancelled can win; expired and cancelled give the user's holding back in the same
+ * statement. Payment needs the window still open and expiry needs it closed, both by the database's
+ * clock, so a skewed worker clock cannot decide either. Returns the row if this call won, else null.
+ */
+export async function transitionOrder(
+  db: Db,
+  orderId: string,
+  to: Transition,
+  opts: { userId?: string; paymentRef?: string } = {},
+): Promise<OrderRow | null> {
+  const owner = opts.userId === undefined ? sql`true` : sql`user_id = ${opts.userId}`;
+  const timing =
+    to === "paid" ? sql`expires_at > now()` : to === "expired" ? sql`expires_at <= now()` : sql`true`;
+  const set =
+    to === "paid"
+      ? sql`status = 'paid', paid_at = now(), payment_ref = ${opts.paymentRef ?? null}`
+      : to === "expired"
+        ? sql`status = 'expired', expired_at = now()`
+        : sql`status = 'cancelled', cancelled_at = now()`;
+  const releases = to === "paid" ? sql`false` : sql`true`;
+  const result = await withDb(() =>
+    db.execute<Record<string, unknown>>(sql`
+      with upd as (
+        update orders set ${set}
+        where id = ${orderId} and ${owner} and status = 'awaiting_payment' and ${timing}
+        returning id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at
+      ), released as (
+        update holdings h set units = h.units - upd.quantity from upd
+        where ${releases} and h.sale_id = upd.sale_id and h.user_id = upd.user_id
+        returning 1
+      ), ev as (
+        insert into order_events (order_id, sale_id, type) select id, sale_id, ${to} from upd
+        on conflict do nothing returning 1
+      )
+      select * from upd`),
+  );
+  const row = result.rows[0];
+  return row ? toOrderRow(row) : null;
+}
+
+/** Records that an expired or cancelled order's units are back in Redis (after restore-stock ran). */
+export async function markRestored(db: Db, orderId: string): Promise<void> {
+  await withDb(() =>
+    db.execute(sql`
+      with upd as (
+        update orders set restored_at = now()
+        where id = ${orderId} and status in ('expired', 'cancelled') and restored_at is null
+        returning id, sale_id
+      )
+      insert into order_events (order_id, sale_id, type) select id, sale_id, 'restored' from upd
+      on conflict do nothing`),
+  );
+}
+
+/** Orders whose fate is decided but whose units are not yet back in Redis (oldest first). */
+export async function findUnrestored(db: Db, limit: number): Promise<OrderRow[]> {
+  const result = await withDb(() =>
+    db.execute<Record<string, unknown>>(sql`
+      select id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at from orders
+      where status in ('expired', 'cancelled') and restored_at is null order by created_at limit ${limit}`),
+  );
+  return result.rows.map(toOrderRow);
+}
+
+/** Unpaid orders whose payment window closed more than `graceSeconds` ago (their timeout job is late). */
+export async function findOverdue(db: Db, graceSeconds: number, limit: number): Promise<string[]> {
+  const result = await withDb(() =>
+    db.execute<{ id: string }>(sql`
+      select id from orders where status = 'awaiting_payment'
+      and expires_at < now() - make_interval(secs => ${graceSeconds}) order by expires_at limit ${limit}`),
+  );
+  return result.rows.map((r) => r.id);
+}
+
+function toOrderRow(r: Record<string, unknown>): OrderRow {
+  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+  return {
+    id: String(r.id),
+    saleId: String(r.sale_id),
+    userId: String(r.user_id),
+    quantity: Number(r.quantity),
+    status: r.status as OrderRow["status"],
+    createdAt: date(r.created_at) as Date,
+    expiresAt: date(r.expires_at) as Date,
+    paidAt: date(r.paid_at),
+    restoredAt: date(r.restored_at),
+  };
+}

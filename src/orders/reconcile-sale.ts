@@ -1,0 +1,137 @@
+import { sql } from "drizzle-orm";
+import type { Deps } from "../context";
+import { withDb } from "../db/client";
+import { withRedis } from "../redis";
+import { saleKeys } from "../sale/keys";
+import { setSalePausedInDb } from "../sale/sale-repository";
+import { setSalePaused } from "../sale/sale-store";
+import { enqueueOrder } from "./enqueue-order";
+import type { QueuedOrder } from "./order-view";
+import { type SaleStats, saleStats } from "./sale-stats";
+
+type LedgerEntry = {
+  type: string;
+  orderId?: string;
+  userId?: string;
+  quantity?: number;
+  at?: number;
+  expiresAt?: number;
+  adjustmentId?: string;
+};
+
+export type ReconcileReport = {
+  saleId: string;
+  checkedLedgerEntries: number;
+  republished: string[];
+  ordersWithoutReservation: string[];
+  mismatched: {
+    orderId: string;
+    ledger: { userId?: string; quantity?: number };
+    db: { userId: string; quantity: number };
+  }[];
+  drift: number;
+  paused: boolean;
+  trimmed: number;
+  stats: SaleStats;
+};
+
+/**
+ * Seed 003's reconciliation: the Redis ledger against the Postgres orders. A reservation with no order
+ * (its queue message lost) is republished; an order with no reservation, or one whose user or quantity
+ * differ, is reported; stock drift pauses the sale rather than overwriting either side. Ledger entries
+ * whose story is finished in Postgres (paid, or expired/cancelled and restored; adjustments recorded)
+ * are trimmed.
+ */
+export async function reconcileSale(
+  deps: Pick<Deps, "redis" | "db" | "config" | "now">,
+  saleId: string,
+  graceMs: number,
+): Promise<ReconcileReport> {
+  const keys = saleKeys(saleId);
+  const raw = await withRedis(() => deps.redis.hgetall<Record<string, string>>(keys.ledger));
+  const ledger = Object.entries(raw ?? {}).map(([field, json]) => ({
+    field,
+    entry: JSON.parse(json) as LedgerEntry,
+  }));
+  const reservations = ledger.filter((l) => l.field.startsWith("r:"));
+
+  const result = await withDb(() =>
+    deps.db.execute<{
+      id: string;
+      user_id: string;
+      quantity: number;
+      status: string;
+      restored_at: string | null;
+    }>(sql`
+      select id, user_id, quantity, status, restored_at from orders where sale_id = ${saleId}`),
+  );
+  const rows = new Map(result.rows.map((r) => [r.id, r]));
+  const adjustments = await withDb(() =>
+    deps.db.execute<{ id: string }>(sql`select id from stock_adjustments where sale_id = ${saleId}`),
+  );
+  const recordedAdjustments = new Set(adjustments.rows.map((r) => r.id));
+
+  const republished: string[] = [];
+  const mismatched: ReconcileReport["mismatched"] = [];
+  const trim: string[] = [];
+  for (const { field, entry } of reservations) {
+    const orderId = field.slice(2);
+    const row = rows.get(orderId);
+    if (!row) {
+      if (deps.now - Number(entry.at ?? 0) < graceMs) continue;
+      const order: QueuedOrder = {
+        orderId,
+        saleId,
+        userId: String(entry.userId),
+        quantity: Number(entry.quantity),
+        createdAt: Number(entry.at),
+        expiresAt: Number(entry.expiresAt),
+      };
+      await enqueueOrder(deps.config, order, { generation: `r${Math.floor(deps.now / 60_000)}` });
+      republished.push(orderId);
+      continue;
+    }
+    if (row.user_id !== entry.userId || Number(row.quantity) !== Number(entry.quantity)) {
+      mismatched.push({
+        orderId,
+        ledger: { userId: entry.userId, quantity: entry.quantity },
+        db: { userId: row.user_id, quantity: Number(row.quantity) },
+      });
+      continue;
+    }
+    const finished = row.status === "paid" || row.restored_at !== null;
+    if (finished) {
+      trim.push(field);
+      if (row.restored_at !== null) trim.push(`x:${orderId}`);
+    }
+  }
+  for (const { field, entry } of ledger) {
+    if (field.startsWith("a:") && entry.adjustmentId && recordedAdjustments.has(entry.adjustmentId))
+      trim.push(field);
+  }
+  const reserved = new Set(reservations.map((r) => r.field.slice(2)));
+  const ordersWithoutReservation = result.rows
+    .filter((r) => r.status === "awaiting_payment" && !reserved.has(r.id))
+    .map((r) => r.id);
+
+  const stats = await saleStats(deps, saleId);
+  const drift = stats.stock - (stats.remaining + stats.liveUnits + stats.pendingRestoreUnits);
+  const paused = drift !== 0 || stats.usersOverLimit > 0;
+  if (paused) {
+    await setSalePaused(deps.redis, saleId, true);
+    await setSalePausedInDb(deps.db, saleId, true);
+  }
+  if (trim.length > 0 && mismatched.length === 0)
+    await withRedis(() => deps.redis.hdel(keys.ledger, ...trim));
+  return {
+    saleId,
+    checkedLedgerEntries: ledger.length,
+    republished,
+    ordersWithoutReservation,
+    mismatched,
+    drift,
+    paused,
+    trimmed: mismatched.length === 0 ? trim.length : 0,
+    stats,
+  };
+}

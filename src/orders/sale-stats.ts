@@ -1,0 +1,109 @@
+import { sql } from "drizzle-orm";
+import type { Deps } from "../context";
+import { withDb } from "../db/client";
+import { withRedis } from "../redis";
+import { saleKeys } from "../sale/keys";
+import { parseQueuedOrder, type QueuedOrder } from "./order-view";
+
+export type SaleStats = {
+  stock: number;
+  remaining: number;
+  queued: number;
+  awaitingPayment: number;
+  paid: number;
+  expired: number;
+  cancelled: number;
+  ordersInDb: number;
+  ledgerEntries: number;
+  /** units in queued + awaiting_payment + paid orders */
+  liveUnits: number;
+  /** units of expired/cancelled orders not yet back in Redis */
+  pendingRestoreUnits: number;
+  usersOverLimit: number;
+  invariantHolds: boolean;
+};
+
+type RedisSide = { stock: number; remaining: number; ledgerEntries: number; queued: QueuedOrder[] };
+
+/** Redis figures read atomically (MULTI): a reservation changes stock and the queued set together. */
+async function readRedisSide(redis: Deps["redis"], saleId: string): Promise<RedisSide> {
+  const keys = saleKeys(saleId);
+  const [stock, remaining, ledgerEntries, orders] = await withRedis(() =>
+    redis
+      .multi()
+      .hget(keys.meta, "stock")
+      .get(keys.stock)
+      .hlen(keys.ledger)
+      .hgetall(keys.orders)
+      .exec<[string | null, string | null, number, Record<string, string> | null]>(),
+  );
+  const queued = Object.values(orders ?? {})
+    .map((json) => parseQueuedOrder(saleId, json))
+    .filter((o): o is QueuedOrder => o !== null);
+  return { stock: Number(stock ?? 0), remaining: Number(remaining ?? 0), ledgerEntries, queued };
+}
+
+/**
+ * The operator's figures and the contract's invariant: stock (initial + adjustments) = remaining +
+ * units in live orders (+ units of finished orders whose restore is still in flight), and no user over
+ * the limit. Redis is read first: an order leaves Redis only after its Postgres row exists, so nothing
+ * falls between the two reads, and an order seen in both is counted once.
+ */
+async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): Promise<SaleStats> {
+  const r = await readRedisSide(deps.redis, saleId);
+  const queuedIds = r.queued.map((o) => o.orderId);
+  const exclude = queuedIds.length
+    ? sql`and id not in (${sql.join(
+        queuedIds.map((id) => sql`${id}`),
+        sql`, `,
+      )})`
+    : sql``;
+  const result = await withDb(() =>
+    deps.db.execute<Record<string, string | number | null>>(sql`
+      select
+        count(*) filter (where status = 'awaiting_payment')::int as awaiting,
+        count(*) filter (where status = 'paid')::int as paid,
+        count(*) filter (where status = 'expired')::int as expired,
+        count(*) filter (where status = 'cancelled')::int as cancelled,
+        count(*)::int as total,
+        coalesce(sum(quantity) filter (where status in ('awaiting_payment', 'paid') ${exclude}), 0)::int as live_units,
+        coalesce(sum(quantity) filter (where status in ('expired', 'cancelled') and restored_at is null), 0)::int as pending_units,
+        (select count(*) from holdings h join sales s on s.id = h.sale_id
+          where h.sale_id = ${saleId} and h.units > s.per_user_limit)::int as over_limit
+      from orders where sale_id = ${saleId}`),
+  );
+  const row = result.rows[0] ?? {};
+  const queuedUnits = r.queued.reduce((sum, o) => sum + o.quantity, 0);
+  const liveUnits = queuedUnits + Number(row.live_units ?? 0);
+  const pendingRestoreUnits = Number(row.pending_units ?? 0);
+  const usersOverLimit = Number(row.over_limit ?? 0);
+  return {
+    stock: r.stock,
+    remaining: r.remaining,
+    queued: r.queued.length,
+    awaitingPayment: Number(row.awaiting ?? 0),
+    paid: Number(row.paid ?? 0),
+    expired: Number(row.expired ?? 0),
+    cancelled: Number(row.cancelled ?? 0),
+    ordersInDb: Number(row.total ?? 0),
+    ledgerEntries: r.ledgerEntries,
+    liveUnits,
+    pendingRestoreUnits,
+    usersOverLimit,
+    invariantHolds:
+      r.remaining >= 0 && usersOverLimit === 0 && r.stock === r.remaining + liveUnits + pendingRestoreUnits,
+  };
+}
+
+/**
+ * {@link readSaleStats}, re-read a few times when it does not add up: a restore in flight is briefly
+ * visible in Redis before Postgres records it, so one reading can disagree while nothing is wrong.
+ */
+export async function saleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): Promise<SaleStats> {
+  let stats = await readSaleStats(deps, saleId);
+  for (let attempt = 0; attempt < 3 && !stats.invariantHolds; attempt++) {
+    await new Promise((r) => setTimeout(r, 100));
+    stats = await readSaleStats(deps, saleId);
+  }
+  return stats;
+}

@@ -1,0 +1,63 @@
+import { dbClient } from "../db/client";
+import { type Env, readConfig } from "../env";
+import { redisClient } from "../redis";
+import { readAllSales } from "../sale/sale-store";
+import { enqueueOrder } from "./enqueue-order";
+import { expireOrder, settleRestore } from "./order-lifecycle";
+import { findOrder, findOverdue, findUnrestored } from "./order-repository";
+import { readStaleOutbox } from "./queued-order-store";
+
+const BATCH = 200;
+const OVERDUE_GRACE_SECONDS = 15;
+
+export type SweepReport = { republished: number; restored: number; expired: number; errors: number };
+
+/**
+ * The Cron Trigger's work, every minute; each step is idempotent and safe beside the QStash jobs:
+ * 1. outbox entries older than the grace period (a worker died before publishing, or the write job was
+ *    dead-lettered) are published again, under a per-minute deduplication id;
+ * 2. expired or cancelled orders whose units are not back in Redis yet are restored;
+ * 3. unpaid orders well past their window (their timeout job is late or lost) are expired.
+ */
+export async function sweep(env: Env, now: number): Promise<SweepReport> {
+  const config = readConfig(env);
+  const deps = { config, redis: redisClient(config), db: dbClient(config), now };
+  const report: SweepReport = { republished: 0, restored: 0, expired: 0, errors: 0 };
+  const attempt = async (work: () => Promise<unknown>) => {
+    try {
+      await work();
+      return true;
+    } catch (error) {
+      report.errors++;
+      console.error("sweep", error);
+      return false;
+    }
+  };
+
+  await attempt(async () => {
+    for (const sale of await readAllSales(deps.redis)) {
+      const stale = await readStaleOutbox(
+        deps.redis,
+        sale.saleId,
+        now - config.OUTBOX_GRACE_SECONDS * 1000,
+        BATCH,
+      );
+      for (const order of stale) {
+        if (await attempt(() => enqueueOrder(config, order, { generation: `s${Math.floor(now / 60_000)}` })))
+          report.republished++;
+      }
+    }
+  });
+  await attempt(async () => {
+    for (const row of await findUnrestored(deps.db, BATCH)) {
+      if (await attempt(() => settleRestore(deps, row))) report.restored++;
+    }
+  });
+  await attempt(async () => {
+    for (const orderId of await findOverdue(deps.db, OVERDUE_GRACE_SECONDS, BATCH)) {
+      const row = await findOrder(deps.db, orderId);
+      if (row && (await attempt(() => expireOrder(deps, row.saleId, orderId)))) report.expired++;
+    }
+  });
+  return report;
+}

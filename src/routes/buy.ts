@@ -1,0 +1,116 @@
+import { Hono } from "hono";
+import { type AppEnv, deps } from "../context";
+import { ApiError } from "../errors";
+import { readBoundedBody } from "../http/read-body";
+import { newOrderId } from "../ids";
+import { authenticateShopper } from "../middleware/shopper-auth";
+import { enqueueOrder } from "../orders/enqueue-order";
+import { clientIp, MAX_BUY_BODY_BYTES, parseBuyBody, parseIdempotencyKey } from "../sale/buy-request";
+import { resolveProductToken } from "../sale/catalog";
+import { looksLikeProductToken } from "../sale/product-token";
+import type { ReserveOutcome } from "../sale/reserve-outcome";
+import { reserveStock } from "../sale/reserve-stock";
+import { soldOutCache } from "../sale/sold-out-cache";
+
+/**
+ * `POST /api/buy/:productToken`: the contract's checks in order (400, 401, 404, then one reservation
+ * script for 429 / window / allowance / stock). An admitted attempt costs one Redis command; an unknown
+ * token costs none (Bloom filter), and so does an attempt on a sale this isolate saw sold out.
+ */
+export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => {
+  const { config, redis, now, defer } = deps(c);
+  const { quantity } = parseBuyBody(await readBoundedBody(c.req.raw, MAX_BUY_BODY_BYTES));
+  const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
+  const userId = await authenticateShopper(c.req.header("Authorization"), config.JWT_SECRET);
+
+  const token = c.req.param("productToken");
+  const saleId = looksLikeProductToken(token)
+    ? await resolveProductToken(redis, token, { now, refreshMs: config.CATALOG_REFRESH_MS, defer })
+    : null;
+  if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
+  if (idempotencyKey === null && soldOutCache.has(saleId, now)) throw soldOut();
+
+  const outcome = await reserveStock(
+    redis,
+    {
+      saleId,
+      orderId: newOrderId(saleId),
+      userId,
+      ip: clientIp(c.req.header("CF-Connecting-IP")),
+      quantity,
+      idempotencyKey,
+      now,
+    },
+    {
+      userPerWindow: config.RATE_LIMIT_USER_PER_WINDOW,
+      ipPerWindow: config.RATE_LIMIT_IP_PER_WINDOW,
+      windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
+    },
+  );
+  if (outcome.kind !== "reserved") {
+    if (outcome.kind === "sold_out") soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+    throw rejection(outcome);
+  }
+  if (outcome.remaining === 0) soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+  const order = {
+    orderId: outcome.orderId,
+    saleId,
+    userId,
+    quantity: outcome.quantity,
+    createdAt: now,
+    expiresAt: outcome.expiresAt,
+  };
+  defer(enqueueOrder(config, order));
+  return c.json(
+    {
+      orderId: outcome.orderId,
+      status: "queued",
+      quantity: outcome.quantity,
+      expiresAt: new Date(outcome.expiresAt).toISOString(),
+    },
+    202,
+  );
+});
+
+function soldOut(): ApiError {
+  return new ApiError("SOLD_OUT", "Sold out: every unit has been reserved.");
+}
+
+/** The one table from a refused reservation to the contract's error. */
+function rejection(outcome: Exclude<ReserveOutcome, { kind: "reserved" }>): ApiError {
+  switch (outcome.kind) {
+    case "not_initialised":
+      return new ApiError(
+        "UNAVAILABLE",
+        "The sale is being restored; nothing was reserved. Try again shortly.",
+        {
+          retryAfterSeconds: 2,
+        },
+      );
+    case "rate_limited":
+      return new ApiError("RATE_LIMITED", "Too many attempts; wait before trying again.", {
+        retryAfterSeconds: outcome.retryAfterMs / 1000,
+        details: { retryAfterSeconds: Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)) },
+      });
+    case "not_started":
+      return new ApiError("SALE_NOT_STARTED", "The sale has not started yet.");
+    case "ended":
+      return new ApiError("SALE_ENDED", "The sale has ended.");
+    case "paused":
+      return new ApiError("SALE_PAUSED", "The sale is paused by the shop; try again later.");
+    case "already_purchased":
+      return new ApiError("ALREADY_PURCHASED", "You already hold the most units one shopper may buy.", {
+        details: { held: outcome.held },
+      });
+    case "limit_exceeded":
+      return new ApiError("LIMIT_EXCEEDED", `You may buy at most ${outcome.mayStillBuy} more unit(s).`, {
+        details: { mayStillBuy: outcome.mayStillBuy },
+      });
+    case "insufficient_stock":
+      return new ApiError("INSUFFICIENT_STOCK", `Only ${outcome.remaining} unit(s) left.`, {
+        details: { remaining: outcome.remaining },
+      });
+    case "sold_out":
+      return soldOut();
+  }
+}

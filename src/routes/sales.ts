@@ -1,0 +1,40 @@
+import { Hono } from "hono";
+import { type AppEnv, deps } from "../context";
+import { ApiError } from "../errors";
+import type { SaleRecord } from "../sale/sale-record";
+import { saleStatus, toSaleView } from "../sale/sale-record";
+import { readAllSales } from "../sale/sale-store";
+
+const LIST_CACHE_MS = 500;
+let listCache: { at: number; sales: SaleRecord[] } | null = null;
+
+/** All sales, remembered by the isolate for half a second: every shopper page polls this. */
+async function cachedSales(redis: Parameters<typeof readAllSales>[0], now: number): Promise<SaleRecord[]> {
+  if (listCache && now - listCache.at < LIST_CACHE_MS) return listCache.sales;
+  const sales = await readAllSales(redis);
+  listCache = { at: now, sales };
+  return sales;
+}
+
+/** `GET /api/sales` (live and upcoming) and `GET /api/sales/:saleId`, as shoppers see them. */
+export const saleRoutes = new Hono<AppEnv>()
+  .get("/", async (c) => {
+    const { redis, now } = deps(c);
+    const sales = (await cachedSales(redis, now)).filter((s) => saleStatus(s, now) !== "ended");
+    return c.json({
+      sales: sales.map((s) => toSaleView(s, now, "shopper")),
+      serverTime: new Date(now).toISOString(),
+    });
+  })
+  .get("/:saleId", async (c) => {
+    const { redis, now } = deps(c);
+    const sale = (await cachedSales(redis, now)).find((s) => s.saleId === c.req.param("saleId"));
+    if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+    c.header("Cache-Control", "no-store");
+    return c.json(toSaleView(sale, now, "shopper"));
+  });
+
+/** Forgets the isolate's sale list (after an operator change in this isolate). */
+export function forgetSaleList(): void {
+  listCache = null;
+}

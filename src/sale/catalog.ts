@@ -1,0 +1,98 @@
+import type { Redis } from "@upstash/redis/cloudflare";
+import type { BloomFilter } from "bloom-filters";
+import { withRedis } from "../redis";
+import { catalogKeys } from "./keys";
+import { buildTokenFilter, parseTokenFilter } from "./token-filter";
+
+type Loaded = { filter: BloomFilter | null; version: string; checkedAt: number };
+type Resolved = { saleId: string | null; until: number };
+
+const NEGATIVE_TTL_MS = 5_000;
+let loaded: Loaded | null = null;
+let loading: Promise<Loaded> | null = null;
+const resolved = new Map<string, Resolved>();
+
+async function load(redis: Redis, now: number): Promise<Loaded> {
+  const [bloom, version] = await withRedis(() =>
+    redis
+      .pipeline()
+      .get<string>(catalogKeys.bloom)
+      .get<string>(catalogKeys.version)
+      .exec<[string | null, string | null]>(),
+  );
+  resolved.clear();
+  return { filter: bloom ? parseTokenFilter(bloom) : null, version: version ?? "0", checkedAt: now };
+}
+
+async function ensureLoaded(redis: Redis, now: number): Promise<Loaded> {
+  if (loaded) return loaded;
+  loading ??= load(redis, now).finally(() => {
+    loading = null;
+  });
+  loaded = await loading;
+  return loaded;
+}
+
+/**
+ * Checks, off the request's critical path, whether an operator changed the catalog since the isolate
+ * loaded it (one GET every `refreshMs` per isolate) and reloads it if so.
+ */
+async function refreshIfStale(redis: Redis, now: number, refreshMs: number): Promise<void> {
+  if (!loaded || now - loaded.checkedAt < refreshMs) return;
+  loaded.checkedAt = now;
+  const version = await redis.get<string>(catalogKeys.version).catch(() => null);
+  if (version !== null && version !== loaded.version) loaded = await load(redis, now).catch(() => loaded);
+}
+
+/**
+ * Resolves a product token to its sale id. Tokens not in the isolate's Bloom filter are answered
+ * `null` without touching Redis; a token that passes the filter is looked up once per isolate (one
+ * HGET, not a stock command) and remembered.
+ *
+ * @param defer schedules background work (`ctx.waitUntil`)
+ */
+export async function resolveProductToken(
+  redis: Redis,
+  token: string,
+  opts: { now: number; refreshMs: number; defer: (p: Promise<unknown>) => void },
+): Promise<string | null> {
+  const catalog = await ensureLoaded(redis, opts.now);
+  opts.defer(refreshIfStale(redis, opts.now, opts.refreshMs));
+  if (!catalog.filter?.has(token)) return null;
+  const known = resolved.get(token);
+  if (known && (known.saleId !== null || known.until > opts.now)) return known.saleId;
+  const saleId = await withRedis(() => redis.hget<string>(catalogKeys.tokens, token));
+  resolved.set(token, { saleId: saleId ?? null, until: opts.now + NEGATIVE_TTL_MS });
+  return saleId ?? null;
+}
+
+/** Forgets the isolate's catalog (tests; an operator change in this isolate). */
+export function forgetCatalog(): void {
+  loaded = null;
+  resolved.clear();
+}
+
+/**
+ * Registers a sale's token and republishes the Bloom filter of all tokens. Concurrent registrations
+ * each rebuild from the full token hash; a rebuild that raced another is repeated until the filter
+ * covers every token it read.
+ */
+export async function registerProductToken(redis: Redis, saleId: string, token: string): Promise<void> {
+  await withRedis(async () => {
+    await redis
+      .pipeline()
+      .hset(catalogKeys.tokens, { [token]: saleId })
+      .sadd(catalogKeys.sales, saleId)
+      .exec();
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const tokens = await redis.hkeys(catalogKeys.tokens);
+      await redis
+        .pipeline()
+        .set(catalogKeys.bloom, buildTokenFilter(tokens))
+        .incr(catalogKeys.version)
+        .exec();
+      if ((await redis.hlen(catalogKeys.tokens)) === tokens.length) break;
+    }
+  });
+  forgetCatalog();
+}

@@ -1,0 +1,29 @@
+/**
+ * Redis key names. Every key of one sale shares the hash tag `{s:<saleId>}`, so a script touching them
+ * stays in one cluster slot. Scripts never build keys: they receive these in KEYS.
+ */
+export function saleKeys(saleId: string) {
+  const p = `sale:{s:${saleId}}`;
+  return {
+    meta: `${p}:meta`,
+    stock: `${p}:stock`,
+    holdings: `${p}:holdings`,
+    ledger: `${p}:ledger`,
+    orders: `${p}:orders`,
+    outbox: `${p}:outbox`,
+    timeline: `${p}:timeline`,
+    idempotency: (userId: string, key: string) => `${p}:idem:${userId}:${key}`,
+    userRate: (userId: string) => `${p}:rl:u:${userId}`,
+    ipRate: (ip: string) => `${p}:rl:ip:${ip}`,
+  };
+}
+
+export type SaleKeys = ReturnType<typeof saleKeys>;
+
+/** Catalog keys, shared by all sales: the set of sale ids, token -> sale id, and the Bloom filter. */
+export const catalogKeys = {
+  sales: "catalog:sales",
+  tokens: "catalog:tokens",
+  bloom: "catalog:bloom",
+  version: "catalog:version",
+} as const;

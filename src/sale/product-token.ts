@@ -1,0 +1,36 @@
+const encoder = new TextEncoder();
+const keys = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+    ]);
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+function base64url(bytes: ArrayBuffer): string {
+  let binary = "";
+  for (const b of new Uint8Array(bytes)) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * The purchase URL's token for a product: HMAC-SHA256 of the product id under PRODUCT_TOKEN_SECRET,
+ * base64url (43 characters). It cannot be guessed from the product id, so the URL leaks nothing early.
+ *
+ * @example
+ * const token = await productToken(secret, "sku-123"); // "x3Jk…" -> POST /api/buy/x3Jk…
+ */
+export async function productToken(secret: string, productId: string): Promise<string> {
+  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(productId));
+  return base64url(mac);
+}
+
+/** Shape check only (43 base64url characters): anything else is unknown without any lookup. */
+export function looksLikeProductToken(token: string): boolean {
+  return /^[A-Za-z0-9_-]{43}$/.test(token);
+}

@@ -1,0 +1,49 @@
+import type { ScriptReply } from "./scripts";
+
+/** What one buy attempt came to: the reservation script's return codes as values. */
+export type ReserveOutcome =
+  | { kind: "reserved"; orderId: string; quantity: number; expiresAt: number; remaining: number }
+  | { kind: "not_initialised" }
+  | { kind: "rate_limited"; retryAfterMs: number }
+  | { kind: "not_started" }
+  | { kind: "ended" }
+  | { kind: "paused" }
+  | { kind: "already_purchased"; held: number }
+  | { kind: "limit_exceeded"; mayStillBuy: number }
+  | { kind: "insufficient_stock"; remaining: number }
+  | { kind: "sold_out" };
+
+/** The one place reserve-stock.lua's return codes are read (see the script's header). */
+export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
+  const [code, a, b, c, d] = reply;
+  switch (Number(code)) {
+    case 1:
+      return {
+        kind: "reserved",
+        orderId: String(a),
+        quantity: Number(b),
+        expiresAt: Number(c),
+        remaining: Number(d),
+      };
+    case 2:
+      return { kind: "not_initialised" };
+    case 3:
+      return { kind: "rate_limited", retryAfterMs: Number(a) };
+    case 4:
+      return { kind: "not_started" };
+    case 5:
+      return { kind: "ended" };
+    case 6:
+      return { kind: "paused" };
+    case 7:
+      return { kind: "already_purchased", held: Number(a) };
+    case 8:
+      return { kind: "limit_exceeded", mayStillBuy: Number(a) };
+    case 9:
+      return { kind: "insufficient_stock", remaining: Number(a) };
+    case 10:
+      return { kind: "sold_out" };
+    default:
+      throw new Error(`reserve-stock returned an unknown code: ${String(code)}`);
+  }
+}

@@ -1,0 +1,44 @@
+import type { Redis } from "@upstash/redis/cloudflare";
+import adjustStockLua from "../../lua/adjust-stock.lua";
+import initSaleLua from "../../lua/init-sale.lua";
+import reserveStockLua from "../../lua/reserve-stock.lua";
+import restoreStockLua from "../../lua/restore-stock.lua";
+
+/** Raw script replies: arrays of integers and strings, decoded by each script's outcome module. */
+export type ScriptReply = (string | number)[];
+
+/** The Lua sources, by name. */
+export const scriptSources = {
+  reserveStock: reserveStockLua,
+  restoreStock: restoreStockLua,
+  adjustStock: adjustStockLua,
+  initSale: initSaleLua,
+} as const;
+
+export type ScriptName = keyof typeof scriptSources;
+
+type Script = ReturnType<Redis["createScript"]>;
+const cache = new WeakMap<Redis, Map<ScriptName, Script>>();
+
+/**
+ * Runs one of the scripts in `lua/` with EVALSHA, falling back to EVAL when Redis answers NOSCRIPT
+ * (the `@upstash/redis` Script does both). Script objects (and their SHA-1) are kept per isolate.
+ */
+export function runScript<T = ScriptReply>(
+  redis: Redis,
+  name: ScriptName,
+  keys: string[],
+  args: (string | number)[],
+): Promise<T> {
+  let scripts = cache.get(redis);
+  if (!scripts) {
+    scripts = new Map();
+    cache.set(redis, scripts);
+  }
+  let script = scripts.get(name);
+  if (!script) {
+    script = redis.createScript(scriptSources[name]);
+    scripts.set(name, script);
+  }
+  return script.exec(keys, args.map(String)) as Promise<T>;
+}
