@@ -1,0 +1,96 @@
+/**
+ * Serves the worker the way production runs it: the bundle `wrangler deploy --dry-run` produces,
+ * inside workerd through Miniflare (no `wrangler dev` proxy in front, which is slow under load).
+ * Used by the integration tests, the benchmark and the fault scenarios.
+ *
+ * @example
+ * await buildWorker();
+ * const worker = await startWorker({ vars: stack.vars, port: 0 });
+ * await fetch(`${worker.url}/api/sales`);
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { Miniflare } from "miniflare";
+import { LOOPBACK, portOrFree } from "./ports";
+
+const root = resolve(import.meta.dirname, "..");
+export const bundleDir = join(root, ".wrangler", "dist");
+
+/** Builds the worker bundle with wrangler (the same build `wrangler deploy` uploads). */
+export async function buildWorker(outdir = bundleDir): Promise<string> {
+  await promisify(execFile)(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+  });
+  return outdir;
+}
+
+/** The `[vars]` of wrangler.toml (flat string values only), so tests run with the deployed defaults. */
+export function wranglerVars(): Record<string, string> {
+  const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
+  const section = toml.split(/^\[vars\]\s*$/m)[1]?.split(/^\[/m)[0] ?? "";
+  const vars: Record<string, string> = {};
+  for (const match of section.matchAll(/^([A-Z0-9_]+)\s*=\s*"([^"]*)"/gm)) vars[match[1] as string] = match[2] as string;
+  return vars;
+}
+
+/** The secrets of .dev.vars.example (tests use those values; stacks override the URLs). */
+export function exampleSecrets(): Record<string, string> {
+  const text = readFileSync(join(root, ".dev.vars.example"), "utf8");
+  const vars: Record<string, string> = {};
+  for (const match of text.matchAll(/^([A-Z0-9_]+)=(.*)$/gm)) vars[match[1] as string] = (match[2] as string).trim();
+  return vars;
+}
+
+export type WorkerRuntime = {
+  url: string;
+  port: number;
+  /** Runs the Cron Trigger once (the outbox sweeper) and waits for it. */
+  scheduled(): Promise<void>;
+  /** Replaces the bindings (restarts the isolate: its caches are lost, as after a deploy). */
+  setVars(vars: Record<string, string>): Promise<void>;
+  stop(): Promise<void>;
+};
+
+/**
+ * Starts the built worker in workerd on `port` (0 = a free port) with `vars` as its bindings. The
+ * public URL the worker gives QStash for its jobs is set to this server's URL unless `vars` has one.
+ */
+export async function startWorker(options: {
+  vars: Record<string, string>;
+  port?: number;
+  outdir?: string;
+}): Promise<WorkerRuntime> {
+  const port = await portOrFree(options.port);
+  const url = `http://${LOOPBACK}:${port}`;
+  const outdir = options.outdir ?? bundleDir;
+  const config = (vars: Record<string, string>) => ({
+    host: LOOPBACK,
+    port,
+    modules: true,
+    scriptPath: join(outdir, "index.js"),
+    modulesRoot: outdir,
+    modulesRules: [{ type: "Text" as const, include: ["**/*.lua"] }],
+    compatibilityDate: "2026-07-01",
+    compatibilityFlags: ["nodejs_compat"],
+    bindings: { PUBLIC_URL: url, ...vars },
+  });
+  const mf = new Miniflare(config(options.vars));
+  await mf.ready;
+  return {
+    url,
+    port,
+    async scheduled() {
+      const worker = await mf.getWorker();
+      await worker.scheduled({ cron: "* * * * *" });
+    },
+    async setVars(vars) {
+      await mf.setOptions(config(vars));
+    },
+    async stop() {
+      await mf.dispose();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type RedisProcess, startRedis } from "../../local/redis-process";
+import { saleKeys } from "../../src/sale/keys";
+import { initSale, lua, reserve, restore } from "../support/lua";
+
+let server: RedisProcess;
+let redis: Redis;
+const now = 1_800_000_000_000;
+let saleId = "";
+let n = 0;
+const order = () => `o${++n}`;
+
+beforeAll(async () => {
+  server = await startRedis({ port: 0 });
+  redis = new Redis(server.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+beforeEach(async () => {
+  saleId = `s${Math.random().toString(36).slice(2, 13).padEnd(11, "0")}`;
+});
+
+describe("reserve-stock.lua against a real redis-server", () => {
+  it("walks seed 000: stock 5, limit 2 — 101 buys 2, again, 102 buys 2, 103 asks 3, then 2", async () => {
+    await initSale(redis, saleId, { stock: 5, perUserLimit: 2, startsAt: now - 1000, endsAt: now + 60_000 });
+    const first = await reserve(redis, saleId, { orderId: "a1", userId: "101", quantity: 2, now });
+    expect(first).toEqual([1, "a1", 2, now + 60_000, 3]);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "101", quantity: 1, now })).toEqual([7, 2]);
+    expect((await reserve(redis, saleId, { orderId: "a2", userId: "102", quantity: 2, now }))[0]).toBe(1);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "103", quantity: 3, now })).toEqual([8, 2]);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "103", quantity: 2, now })).toEqual([9, 1]);
+    expect((await reserve(redis, saleId, { orderId: "a3", userId: "103", quantity: 1, now }))[0]).toBe(1);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "104", quantity: 1, now })).toEqual([10]);
+    expect(await redis.get(saleKeys(saleId).stock)).toBe("0");
+  });
+
+  it("answers window and pause codes and NOT_INITIALISED without creating stock", async () => {
+    await initSale(redis, saleId, { stock: 5, perUserLimit: 2, startsAt: now, endsAt: now + 1000 });
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now: now - 1 })).toEqual([4]);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now: now + 1000 })).toEqual([5]);
+    await redis.hset(saleKeys(saleId).meta, "paused", "1");
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now })).toEqual([6]);
+    const other = "snotthere00";
+    expect(await reserve(redis, other, { orderId: order(), userId: "u", quantity: 1, now })).toEqual([2]);
+    expect(await redis.exists(saleKeys(other).stock)).toBe(0);
+  });
+
+  it("rate limits per user and per IP with a retry time, before the sale checks", async () => {
+    await initSale(redis, saleId, { stock: 100, perUserLimit: 50, startsAt: now - 1, endsAt: now + 60_000 });
+    for (let i = 0; i < 3; i++) {
+      expect((await reserve(redis, saleId, { orderId: order(), userId: "rl", quantity: 1, now, userLimit: 3 }))[0]).toBe(1);
+    }
+    const limited = await reserve(redis, saleId, { orderId: order(), userId: "rl", quantity: 1, now, userLimit: 3 });
+    expect(limited[0]).toBe(3);
+    expect(Number(limited[1])).toBeGreaterThan(0);
+    expect(Number(limited[1])).toBeLessThanOrEqual(1000);
+    const ip = "10.9.8.7";
+    expect((await reserve(redis, saleId, { orderId: order(), userId: "x1", quantity: 1, now, ip, ipLimit: 1 }))[0]).toBe(1);
+    expect((await reserve(redis, saleId, { orderId: order(), userId: "x2", quantity: 1, now, ip, ipLimit: 1 }))[0]).toBe(3);
+  });
+
+  it("replays the first answer for the same idempotency key and reserves once", async () => {
+    await initSale(redis, saleId, { stock: 10, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const a = await reserve(redis, saleId, { orderId: "k1", userId: "u1", quantity: 1, now, idem: "click-1" });
+    const b = await reserve(redis, saleId, { orderId: "k2", userId: "u1", quantity: 1, now: now + 5, idem: "click-1" });
+    expect(b).toEqual(a);
+    expect(await redis.get(saleKeys(saleId).stock)).toBe("9");
+    // a rejection is replayed too
+    await reserve(redis, saleId, { orderId: "k3", userId: "u1", quantity: 1, now });
+    const r1 = await reserve(redis, saleId, { orderId: "k4", userId: "u1", quantity: 1, now, idem: "click-2" });
+    expect(r1).toEqual([7, 2]);
+    // same order id (a network retry of the same attempt) is a replay even without a key
+    const c1 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
+    const c2 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
+    expect(c2).toEqual(c1);
+    expect(await redis.get(saleKeys(saleId).stock)).toBe("6");
+  });
+
+  it("writes the ledger entry, the queued order and the outbox entry with the reservation", async () => {
+    await initSale(redis, saleId, { stock: 3, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000, paymentWindowMs: 900_000 });
+    await reserve(redis, saleId, { orderId: "L1", userId: "u9", quantity: 2, now });
+    const k = saleKeys(saleId);
+    const entry = JSON.parse((await redis.hget(k.ledger, "r:L1")) ?? "{}");
+    expect(entry).toMatchObject({ type: "reserve", orderId: "L1", userId: "u9", quantity: 2, before: 3, after: 1, at: now });
+    expect(JSON.parse((await redis.hget(k.orders, "L1")) ?? "{}")).toMatchObject({ userId: "u9", quantity: 2, expiresAt: now + 900_000 });
+    expect(await redis.zscore(k.outbox, "L1")).toBe(String(now));
+    expect(await redis.hget(k.holdings, "u9")).toBe("2");
+  });
+
+  it("restores exactly once and gives the allowance back", async () => {
+    await initSale(redis, saleId, { stock: 2, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    await reserve(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now });
+    expect(await restore(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now })).toEqual([1, 2]);
+    expect(await restore(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now })).toEqual([2, 2]);
+    const k = saleKeys(saleId);
+    expect(await redis.hexists(k.holdings, "u1")).toBe(0);
+    expect(await redis.hexists(k.orders, "R1")).toBe(0);
+    expect((await reserve(redis, saleId, { orderId: "R2", userId: "u1", quantity: 2, now }))[0]).toBe(1);
+  });
+
+  it("adjusts stock but never below what is reserved", async () => {
+    await initSale(redis, saleId, { stock: 5, perUserLimit: 5, startsAt: now - 1, endsAt: now + 60_000 });
+    await reserve(redis, saleId, { orderId: "A1", userId: "u1", quantity: 4, now });
+    const k = saleKeys(saleId);
+    const adjust = (id: string, delta: number) => redis.eval(lua("adjust-stock"), 3, k.meta, k.stock, k.ledger, String(now), id, String(delta));
+    expect(await adjust("a1", -2)).toEqual([3, 1, 5]);
+    expect(await adjust("a2", -1)).toEqual([1, 0, 4]);
+    expect(await adjust("a2", -1)).toEqual([2, 0, 4]);
+    expect(await adjust("a3", 10)).toEqual([1, 10, 14]);
+  });
+
+  it("survives a concurrent burst: no oversell, nobody over the limit, ledger matches stock", async () => {
+    const stock = 200;
+    await initSale(redis, saleId, { stock, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const clients = Array.from({ length: 8 }, () => new Redis(server.url));
+    const attempts = 4000;
+    const replies = await Promise.all(
+      Array.from({ length: attempts }, (_, i) =>
+        reserve(clients[i % clients.length] as Redis, saleId, {
+          orderId: `b${i}`,
+          userId: `user${i % 700}`,
+          quantity: 1 + (i % 3),
+          now,
+        }),
+      ),
+    );
+    for (const c of clients) c.disconnect();
+    const k = saleKeys(saleId);
+    const reserved = replies.filter((r) => r[0] === 1).reduce((sum, r) => sum + Number(r[2]), 0);
+    expect(reserved).toBe(stock);
+    expect(await redis.get(k.stock)).toBe("0");
+    const holdings = await redis.hgetall(k.holdings);
+    expect(Math.max(...Object.values(holdings).map(Number))).toBeLessThanOrEqual(2);
+    expect(Object.values(holdings).reduce((s, v) => s + Number(v), 0)).toBe(stock);
+    const ledger = Object.values(await redis.hgetall(k.ledger)).map((j) => JSON.parse(j));
+    expect(ledger.reduce((s, e) => s + e.quantity, 0)).toBe(stock);
+    expect(await redis.zcard(k.outbox)).toBe(ledger.length);
+    expect(replies.some((r) => r[0] === 10)).toBe(true);
+  });
+});

@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Redis } from "ioredis";
+import { saleKeys } from "../../src/sale/keys";
+
+const root = resolve(import.meta.dirname, "../..");
+export const lua = (name: string) => readFileSync(join(root, "lua", `${name}.lua`), "utf8");
+
+/** Preheats a sale the way the admin route does (init-sale.lua). */
+export async function initSale(
+  redis: Redis,
+  saleId: string,
+  o: { stock: number; perUserLimit: number; startsAt: number; endsAt: number; paymentWindowMs?: number; paused?: boolean },
+) {
+  const k = saleKeys(saleId);
+  const fields = {
+    saleId,
+    stock: o.stock,
+    initialStock: o.stock,
+    perUserLimit: o.perUserLimit,
+    startsAt: o.startsAt,
+    endsAt: o.endsAt,
+    paused: o.paused ? "1" : "0",
+    paymentWindowMs: o.paymentWindowMs ?? 60_000,
+  };
+  return redis.eval(lua("init-sale"), 2, k.meta, k.stock, ...Object.entries(fields).flat().map(String));
+}
+
+export type Attempt = {
+  orderId: string;
+  userId: string;
+  quantity: number;
+  now: number;
+  ip?: string;
+  idem?: string;
+  userLimit?: number;
+  ipLimit?: number;
+};
+
+/** Runs reserve-stock.lua with the same KEYS/ARGV layout as src/sale/reserve-stock.ts. */
+export function reserve(redis: Redis, saleId: string, a: Attempt): Promise<(string | number)[]> {
+  const k = saleKeys(saleId);
+  const keys = [
+    k.meta,
+    k.stock,
+    k.holdings,
+    k.ledger,
+    k.orders,
+    k.outbox,
+    k.idempotency(a.userId, a.idem ?? "-"),
+    k.userRate(a.userId),
+    k.ipRate(a.ip ?? "127.0.0.1"),
+    k.timeline,
+  ];
+  const args = [a.now, a.orderId, a.userId, a.quantity, a.idem ? "1" : "0", 3600, a.userLimit ?? 1000, a.ipLimit ?? 1_000_000, 1000, 3600];
+  return redis.eval(lua("reserve-stock"), keys.length, ...keys, ...args.map(String)) as Promise<(string | number)[]>;
+}
+
+export function restore(redis: Redis, saleId: string, o: { orderId: string; userId: string; quantity: number; now: number }) {
+  const k = saleKeys(saleId);
+  return redis.eval(
+    lua("restore-stock"),
+    6,
+    k.meta,
+    k.stock,
+    k.holdings,
+    k.ledger,
+    k.orders,
+    k.outbox,
+    String(o.now),
+    o.orderId,
+    o.userId,
+    String(o.quantity),
+    "expired",
+  ) as Promise<(string | number)[]>;
+}
