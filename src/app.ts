@@ -16,6 +16,7 @@ import { saleRoutes } from "./routes/sales";
 export function createApp() {
   const app = new Hono<AppEnv>();
   app.use(secureHeaders());
+  app.get("/api/health", (c) => c.json({ ok: true }));
   app.route("/api/sales", saleRoutes);
   app.route("/api/buy", buyRoutes);
   app.route("/api/orders", orderRoutes);
