@@ -120,7 +120,16 @@ export async function startPostgres(options: PostgresProcessOptions = {}): Promi
     await server.stop();
   };
 
-  if (!existsSync(join(dataDir, "PG_VERSION"))) await server.initialise();
+  if (!existsSync(join(dataDir, "PG_VERSION"))) {
+    await server.initialise().catch((error: unknown) => {
+      const hint = isRoot
+        ? ` (as root, the user "postgres" must be able to enter every parent of ${dir})`
+        : "";
+      throw new Error(
+        `initdb failed in ${dataDir}${hint}: ${error instanceof Error ? error.message : error}`,
+      );
+    });
+  }
   await start();
   await ensureDatabase(port, database);
   return {

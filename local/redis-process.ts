@@ -77,6 +77,10 @@ export async function startRedis(options: RedisProcessOptions = {}): Promise<Red
       stdio: ["ignore", "pipe", "pipe"],
     });
     child = proc;
+    // Never outlive this process, even when it exits without calling stop().
+    const reap = () => proc.kill("SIGKILL");
+    process.once("exit", reap);
+    proc.once("exit", () => process.off("exit", reap));
     let output = "";
     const collect = (chunk: Buffer) => {
       output = (output + chunk.toString("utf8")).slice(-2_000);

@@ -1,0 +1,201 @@
+/**
+ * The whole local stand-in for the hosted services, in order: redis-server → Postgres → the Upstash
+ * REST, Neon HTTP and QStash servers.
+ *
+ * - `dev`: the fixed ports of `.dev.vars.example` (redis 6390, Postgres 5440, Upstash REST 8079,
+ *   QStash 8080, Neon HTTP 8081), data under `.local/`, tokens and signing keys read from `.dev.vars`
+ *   (or `.dev.vars.example`), `DATABASE_URL` from the environment to use another Postgres, and
+ *   `stop()` run on SIGINT/SIGTERM (then the process exits, unless someone else also listens).
+ * - `test`: free ports, a temporary directory removed by `stop()`, fresh tokens, fast QStash retries.
+ *
+ * `vars` holds the worker's environment for this stack (same names as `.dev.vars.example`); the handles
+ * serve fault tests: `redis.kill()`/`restart()`, `postgres.stop()`/`start()`, `qstash.pause()`, …
+ *
+ * @example
+ * const stack = await startStack({ mode: "test", quiet: true });
+ * const worker = await startWorker({ vars: { ...secrets, ...stack.vars } });
+ * await stack.qstash.idle(10_000);
+ * await stack.stop();
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type NeonHttpServer, startNeonHttpServer } from "./neon-http-server";
+import { type PostgresProcess, startPostgres } from "./postgres-process";
+import type { Faults } from "./qstash-scheduler";
+import { type QStashServer, startQStashServer } from "./qstash-server";
+import { type RedisProcess, startRedis } from "./redis-process";
+import { startUpstashRedisServer, type UpstashRedisServer } from "./upstash-redis-server";
+
+export type StackOptions = {
+  mode: "dev" | "test";
+  /** Where data lives; default `.local/` (dev) or a new temporary directory (test). */
+  dir?: string;
+  /** No progress lines on stdout. */
+  quiet?: boolean;
+  /** An external Postgres; default `$DATABASE_URL` in dev mode, none in test mode. */
+  databaseUrl?: string;
+  /** QStash tuning; test mode defaults to 100 ms backoff base. */
+  qstash?: { retryBaseMs?: number; maxRetries?: number; faults?: Partial<Faults> };
+  /** Stop the stack on SIGINT/SIGTERM; default true in dev mode. */
+  handleSignals?: boolean;
+};
+
+/** The worker's environment for this stack, named as in `.dev.vars.example`. */
+export type StackVars = {
+  UPSTASH_REDIS_REST_URL: string;
+  UPSTASH_REDIS_REST_TOKEN: string;
+  QSTASH_URL: string;
+  QSTASH_TOKEN: string;
+  QSTASH_CURRENT_SIGNING_KEY: string;
+  QSTASH_NEXT_SIGNING_KEY: string;
+  DATABASE_URL: string;
+  NEON_HTTP_ENDPOINT: string;
+};
+
+export type Stack = {
+  mode: "dev" | "test";
+  dir: string;
+  vars: StackVars;
+  redis: RedisProcess;
+  postgres: PostgresProcess;
+  upstash: UpstashRedisServer;
+  neon: NeonHttpServer;
+  qstash: QStashServer;
+  /** Stops everything this stack started (idempotent). */
+  stop(): Promise<void>;
+};
+
+const root = resolve(import.meta.dirname, "..");
+const DEV_PORTS = { redis: 6390, postgres: 5440, upstash: 8079, qstash: 8080, neon: 8081 };
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const dev = options.mode === "dev";
+  const log = (line: string) => options.quiet || console.log(`[stack] ${line}`);
+  const ownDir = !dev && options.dir === undefined;
+  const dir = options.dir ?? (dev ? join(root, ".local") : await mkdtemp(join(tmpdir(), "flashsale-stack-")));
+  // As root, Postgres runs as the `postgres` user, which must be able to reach its directory inside.
+  if (ownDir) await chmod(dir, 0o755);
+  const secrets = dev ? devSecrets() : testSecrets();
+  const databaseUrl = options.databaseUrl ?? (dev ? process.env.DATABASE_URL : undefined);
+  const stops: Array<() => Promise<unknown>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    if (ownDir) await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const redis = await startRedis({ port: dev ? DEV_PORTS.redis : 0, dir: join(dir, "redis") });
+    stops.push(() => redis.stop());
+    log(`redis-server on ${redis.url}`);
+    const postgres = await startPostgres({
+      port: dev ? DEV_PORTS.postgres : 0,
+      dir: join(dir, "postgres"),
+      durable: dev,
+      ...(databaseUrl ? { databaseUrl } : {}),
+    });
+    stops.push(() => postgres.stop());
+    log(
+      `${postgres.external ? "external " : ""}Postgres at ${postgres.databaseUrl.replace(/:[^:@/]+@/, ":***@")}`,
+    );
+    const [upstash, neon, qstash] = await Promise.all([
+      startUpstashRedisServer({
+        port: dev ? DEV_PORTS.upstash : 0,
+        redisUrl: redis.url,
+        token: secrets.UPSTASH_REDIS_REST_TOKEN,
+      }),
+      startNeonHttpServer({ port: dev ? DEV_PORTS.neon : 0, databaseUrl: postgres.databaseUrl }),
+      startQStashServer({
+        port: dev ? DEV_PORTS.qstash : 0,
+        token: secrets.QSTASH_TOKEN,
+        currentSigningKey: secrets.QSTASH_CURRENT_SIGNING_KEY,
+        nextSigningKey: secrets.QSTASH_NEXT_SIGNING_KEY,
+        retryBaseMs: options.qstash?.retryBaseMs ?? (dev ? 1_000 : 100),
+        ...(options.qstash?.maxRetries !== undefined ? { maxRetries: options.qstash.maxRetries } : {}),
+        ...(options.qstash?.faults ? { faults: options.qstash.faults } : {}),
+      }),
+    ]);
+    stops.push(
+      () => upstash.close(),
+      () => neon.close(),
+      () => qstash.close(),
+    );
+    log(`Upstash REST on ${upstash.url}, Neon HTTP on ${neon.url}, QStash on ${qstash.url}`);
+
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= stopAll();
+      return stopping;
+    };
+    if (options.handleSignals ?? dev) stopOnSignals(stop);
+    return {
+      mode: options.mode,
+      dir,
+      vars: {
+        UPSTASH_REDIS_REST_URL: upstash.url,
+        UPSTASH_REDIS_REST_TOKEN: secrets.UPSTASH_REDIS_REST_TOKEN,
+        QSTASH_URL: qstash.url,
+        QSTASH_TOKEN: secrets.QSTASH_TOKEN,
+        QSTASH_CURRENT_SIGNING_KEY: secrets.QSTASH_CURRENT_SIGNING_KEY,
+        QSTASH_NEXT_SIGNING_KEY: secrets.QSTASH_NEXT_SIGNING_KEY,
+        DATABASE_URL: postgres.databaseUrl,
+        NEON_HTTP_ENDPOINT: neon.url,
+      },
+      redis,
+      postgres,
+      upstash,
+      neon,
+      qstash,
+      stop,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+type Secrets = Pick<
+  StackVars,
+  "UPSTASH_REDIS_REST_TOKEN" | "QSTASH_TOKEN" | "QSTASH_CURRENT_SIGNING_KEY" | "QSTASH_NEXT_SIGNING_KEY"
+>;
+
+/** Tokens and keys from `.dev.vars` (what `wrangler dev` reads), else `.dev.vars.example`. */
+function devSecrets(): Secrets {
+  const file = [".dev.vars", ".dev.vars.example"].map((f) => join(root, f)).find((f) => existsSync(f));
+  const vars: Record<string, string> = {};
+  if (file)
+    for (const [, k, v] of readFileSync(file, "utf8").matchAll(/^([A-Z0-9_]+)=(.*)$/gm))
+      vars[k ?? ""] = (v ?? "").trim();
+  return {
+    UPSTASH_REDIS_REST_TOKEN: vars.UPSTASH_REDIS_REST_TOKEN ?? "local-upstash-token",
+    QSTASH_TOKEN: vars.QSTASH_TOKEN ?? "local-qstash-token",
+    QSTASH_CURRENT_SIGNING_KEY: vars.QSTASH_CURRENT_SIGNING_KEY ?? "sig_local_current_signing_key",
+    QSTASH_NEXT_SIGNING_KEY: vars.QSTASH_NEXT_SIGNING_KEY ?? "sig_local_next_signing_key",
+  };
+}
+
+function testSecrets(): Secrets {
+  const id = () => randomUUID().replaceAll("-", "");
+  return {
+    UPSTASH_REDIS_REST_TOKEN: `test-upstash-${id()}`,
+    QSTASH_TOKEN: `test-qstash-${id()}`,
+    QSTASH_CURRENT_SIGNING_KEY: `sig_test_current_${id()}`,
+    QSTASH_NEXT_SIGNING_KEY: `sig_test_next_${id()}`,
+  };
+}
+
+/** Runs `stop` on SIGINT/SIGTERM; exits afterwards when no other handler is there to do it. */
+function stopOnSignals(stop: () => Promise<void>): void {
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const) {
+    const handler = () => {
+      const alone = process.listenerCount(signal) === 0;
+      void stop().finally(() => alone && process.exit(code));
+    };
+    process.once(signal, handler);
+  }
+}
