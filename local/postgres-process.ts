@@ -4,7 +4,7 @@
  *
  * The embedded server listens on 127.0.0.1 only (no Unix socket), user `postgres`, password `postgres`,
  * and gets the database (default `flashsale`) created on first start. Its data directory is
- * `<dir>/data`, `dir` defaulting to `.local/postgres` (kept between dev runs); tests pass a temporary
+ * `<dir>/data`, `dir` defaulting to the repository's `.local/postgres` (kept between dev runs); tests pass a temporary
  * directory and remove it themselves. `stop()` and `start()` really stop and start the server process
  * (the "Postgres stopped mid-sale" fault). With `databaseUrl` nothing is spawned and both are no-ops
  * (`external` is true).
@@ -26,7 +26,7 @@ import { LOOPBACK, portOrFree } from "./ports";
 export type PostgresProcessOptions = {
   /** 0 or absent: a free port. Ignored with `databaseUrl`. */
   port?: number;
-  /** Directory holding the cluster; default `.local/postgres` under the working directory. */
+  /** Directory holding the cluster; default `.local/postgres` in the repository. */
   dir?: string;
   /** An external server to use instead of spawning one (e.g. `process.env.DATABASE_URL`). */
   databaseUrl?: string;
@@ -66,7 +66,7 @@ export async function startPostgres(options: PostgresProcessOptions = {}): Promi
   }
   const port = await portOrFree(options.port);
   const database = options.database ?? "flashsale";
-  const dir = resolve(options.dir ?? join(process.cwd(), ".local", "postgres"));
+  const dir = resolve(options.dir ?? join(import.meta.dirname, "..", ".local", "postgres"));
   const dataDir = join(dir, "data");
   await mkdir(dir, { recursive: true });
   const isRoot = userInfo().uid === 0;

@@ -45,10 +45,15 @@ export type UpstashRedisServerOptions = {
 
 export type UpstashRedisServer = { url: string; port: number; close(): Promise<void> };
 
+/** Commands that would change or block a shared connection, or belong to other endpoints. */
 const REFUSED = new Set(
-  "SUBSCRIBE PSUBSCRIBE SSUBSCRIBE UNSUBSCRIBE PUNSUBSCRIBE SUNSUBSCRIBE MONITOR SELECT SWAPDB HELLO AUTH RESET QUIT SYNC PSYNC REPLCONF MULTI EXEC DISCARD WATCH UNWATCH BLPOP BRPOP BRPOPLPUSH BLMOVE BLMPOP BZPOPMIN BZPOPMAX BZMPOP WAIT WAITAOF CLIENT SHUTDOWN DEBUG".split(
-    " ",
-  ),
+  [
+    "SUBSCRIBE PSUBSCRIBE SSUBSCRIBE UNSUBSCRIBE PUNSUBSCRIBE SUNSUBSCRIBE MONITOR SELECT SWAPDB HELLO AUTH",
+    "RESET QUIT SYNC PSYNC REPLCONF MULTI EXEC DISCARD WATCH UNWATCH CLIENT SHUTDOWN DEBUG WAIT WAITAOF",
+    "BLPOP BRPOP BRPOPLPUSH BLMOVE BLMPOP BZPOPMIN BZPOPMAX BZMPOP",
+  ]
+    .join(" ")
+    .split(" "),
 );
 type Reply = { status: number; body: unknown };
 
@@ -111,11 +116,12 @@ export async function startUpstashRedisServer(
     const base64 = header(req, "upstash-encoding").toLowerCase() === "base64";
     const path = url.pathname.replace(/\/+$/, "");
     const raw = (await readBody(req)).toString("utf8");
+    const jsonBody = path === "" || path === "/pipeline" || path === "/multi-exec";
     let parsed: unknown;
     try {
-      parsed = raw.length > 0 ? JSON.parse(raw) : undefined;
+      parsed = jsonBody && raw.length > 0 ? JSON.parse(raw) : undefined;
     } catch {
-      return { status: 400, body: { error: "ERR failed to parse JSON body" } };
+      return badRequest("ERR failed to parse JSON body");
     }
     if (path === "/pipeline" || path === "/multi-exec") {
       if (!Array.isArray(parsed) || parsed.length === 0)

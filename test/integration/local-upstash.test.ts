@@ -118,6 +118,20 @@ describe("local Upstash REST server", () => {
     expect(await redis.ping()).toBe("PONG");
   });
 
+  it("answers plain strings without Upstash-Encoding, and the path form of commands", async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const set = await fetch(`${rest.url}/set/path:k`, { method: "POST", headers: auth, body: "plain €" });
+    expect(await set.json()).toEqual({ result: "OK" });
+    const get = await fetch(rest.url, { method: "POST", headers: auth, body: '["GET","path:k"]' });
+    expect(await get.json()).toEqual({ result: "plain €" });
+    const encoded = await fetch(rest.url, {
+      method: "POST",
+      headers: { ...auth, "upstash-encoding": "base64" },
+      body: '["MGET","path:k","path:none"]',
+    });
+    expect(await encoded.json()).toEqual({ result: [Buffer.from("plain €").toString("base64"), null] });
+  });
+
   it("answers 503 quickly while Redis is down, and recovers after a restart", async () => {
     await redis.set("down:k", "v");
     await redisServer.kill();
