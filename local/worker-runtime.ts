@@ -9,7 +9,7 @@
  * await fetch(`${worker.url}/api/sales`);
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
@@ -20,10 +20,14 @@ export const bundleDir = join(root, ".wrangler", "dist");
 
 /** Builds the worker bundle with wrangler (the same build `wrangler deploy` uploads). */
 export async function buildWorker(outdir = bundleDir): Promise<string> {
-  await promisify(execFile)(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
-    cwd: root,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
-  });
+  await promisify(execFile)(
+    join(root, "node_modules", ".bin", "wrangler"),
+    ["deploy", "--dry-run", "--outdir", outdir],
+    {
+      cwd: root,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    },
+  );
   return outdir;
 }
 
@@ -32,7 +36,8 @@ export function wranglerVars(): Record<string, string> {
   const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
   const section = toml.split(/^\[vars\]\s*$/m)[1]?.split(/^\[/m)[0] ?? "";
   const vars: Record<string, string> = {};
-  for (const match of section.matchAll(/^([A-Z0-9_]+)\s*=\s*"([^"]*)"/gm)) vars[match[1] as string] = match[2] as string;
+  for (const match of section.matchAll(/^([A-Z0-9_]+)\s*=\s*"([^"]*)"/gm))
+    vars[match[1] as string] = match[2] as string;
   return vars;
 }
 
@@ -40,8 +45,18 @@ export function wranglerVars(): Record<string, string> {
 export function exampleSecrets(): Record<string, string> {
   const text = readFileSync(join(root, ".dev.vars.example"), "utf8");
   const vars: Record<string, string> = {};
-  for (const match of text.matchAll(/^([A-Z0-9_]+)=(.*)$/gm)) vars[match[1] as string] = (match[2] as string).trim();
+  for (const match of text.matchAll(/^([A-Z0-9_]+)=(.*)$/gm))
+    vars[match[1] as string] = (match[2] as string).trim();
   return vars;
+}
+
+/** The bundle's modules, listed (Miniflare cannot follow the dynamic import inside @upstash/qstash). */
+function bundleModules(outdir: string) {
+  const lua = readdirSync(outdir).filter((f) => f.endsWith(".lua"));
+  return [
+    { type: "ESModule" as const, path: join(outdir, "index.js") },
+    ...lua.map((f) => ({ type: "Text" as const, path: join(outdir, f) })),
+  ];
 }
 
 export type WorkerRuntime = {
@@ -56,7 +71,7 @@ export type WorkerRuntime = {
 
 /**
  * Starts the built worker in workerd on `port` (0 = a free port) with `vars` as its bindings. The
- * public URL the worker gives QStash for its jobs is set to this server's URL unless `vars` has one.
+ * public URL the worker gives QStash for its jobs (PUBLIC_URL) is always this server's URL.
  */
 export async function startWorker(options: {
   vars: Record<string, string>;
@@ -69,13 +84,11 @@ export async function startWorker(options: {
   const config = (vars: Record<string, string>) => ({
     host: LOOPBACK,
     port,
-    modules: true,
-    scriptPath: join(outdir, "index.js"),
     modulesRoot: outdir,
-    modulesRules: [{ type: "Text" as const, include: ["**/*.lua"] }],
+    modules: bundleModules(outdir),
     compatibilityDate: "2026-07-01",
     compatibilityFlags: ["nodejs_compat"],
-    bindings: { PUBLIC_URL: url, ...vars },
+    bindings: { ...vars, PUBLIC_URL: url },
   });
   const mf = new Miniflare(config(options.vars));
   await mf.ready;

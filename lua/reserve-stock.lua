@@ -52,9 +52,7 @@ local hasIdem = ARGV[5] == "1"
 local function count(code)
   local field = math.floor(now / 1000) .. ":" .. code
   redis.call("HINCRBY", KEYS[10], field, 1)
-  if redis.call("TTL", KEYS[10]) < 0 then
-    redis.call("EXPIRE", KEYS[10], tonumber(ARGV[10]))
-  end
+  redis.call("EXPIRE", KEYS[10], tonumber(ARGV[10]), "NX")
 end
 
 local function answer(result)

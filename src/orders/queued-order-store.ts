@@ -37,9 +37,9 @@ export async function readStaleOutbox(
       count: limit,
     });
     if (ids.length === 0) return [];
-    const docs = await redis.hmget<Record<string, string | null>>(keys.orders, ...ids);
+    const docs = (await redis.hmget(keys.orders, ...ids)) as unknown as (string | null)[] | null;
     return ids
-      .map((id) => parseQueuedOrder(saleId, docs?.[id] ?? null))
+      .map((_, i) => parseQueuedOrder(saleId, docs?.[i] ?? null))
       .filter((o): o is QueuedOrder => o !== null);
   });
 }

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Deps } from "../context";
 import { withDb } from "../db/client";
 import { withRedis } from "../redis";
+import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
 import { setSalePausedInDb } from "../sale/sale-repository";
 import { setSalePaused } from "../sale/sale-store";
@@ -48,7 +49,7 @@ export async function reconcileSale(
   graceMs: number,
 ): Promise<ReconcileReport> {
   const keys = saleKeys(saleId);
-  const raw = await withRedis(() => deps.redis.hgetall<Record<string, string>>(keys.ledger));
+  const raw = toRecord(await withRedis(() => deps.redis.hgetall(keys.ledger)));
   const ledger = Object.entries(raw ?? {}).map(([field, json]) => ({
     field,
     entry: JSON.parse(json) as LedgerEntry,

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Deps } from "../context";
 import { withDb } from "../db/client";
 import { withRedis } from "../redis";
+import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
 import { parseQueuedOrder, type QueuedOrder } from "./order-view";
 
@@ -35,9 +36,9 @@ async function readRedisSide(redis: Deps["redis"], saleId: string): Promise<Redi
       .get(keys.stock)
       .hlen(keys.ledger)
       .hgetall(keys.orders)
-      .exec<[string | null, string | null, number, Record<string, string> | null]>(),
+      .exec<[string | null, string | null, number, unknown]>(),
   );
-  const queued = Object.values(orders ?? {})
+  const queued = Object.values(toRecord(orders) ?? {})
     .map((json) => parseQueuedOrder(saleId, json))
     .filter((o): o is QueuedOrder => o !== null);
   return { stock: Number(stock ?? 0), remaining: Number(remaining ?? 0), ledgerEntries, queued };

@@ -7,7 +7,7 @@ export const MAX_QUANTITY = 10_000;
 /** `{"quantity": n}` with n an integer from 1 to 10,000; an empty body means 1. */
 export function parseBuyBody(text: string): { quantity: number } {
   const body = parseJsonObject(text);
-  const quantity = body.quantity ?? 1;
+  const quantity = "quantity" in body ? body.quantity : 1;
   if (
     typeof quantity !== "number" ||
     !Number.isInteger(quantity) ||

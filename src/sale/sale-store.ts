@@ -1,5 +1,6 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { withRedis } from "../redis";
+import { toRecord } from "../redis-reply";
 import { catalogKeys, saleKeys } from "./keys";
 import { fromMetaFields, type SaleRecord, toMetaFields } from "./sale-record";
 import { runScript } from "./scripts";
@@ -8,13 +9,9 @@ import { runScript } from "./scripts";
 export async function readSale(redis: Redis, saleId: string): Promise<SaleRecord | null> {
   const keys = saleKeys(saleId);
   const [meta, remaining] = await withRedis(() =>
-    redis
-      .pipeline()
-      .hgetall(keys.meta)
-      .get(keys.stock)
-      .exec<[Record<string, string> | null, string | null]>(),
+    redis.pipeline().hgetall(keys.meta).get(keys.stock).exec<[unknown, string | null]>(),
   );
-  return fromMetaFields(meta, remaining);
+  return fromMetaFields(toRecord(meta), remaining);
 }
 
 /** Every registered sale (one SMEMBERS, then one pipeline for all of them). */
@@ -24,13 +21,10 @@ export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
     if (ids.length === 0) return [];
     const pipe = redis.pipeline();
     for (const id of ids) pipe.hgetall(saleKeys(id).meta).get(saleKeys(id).stock);
-    const replies = await pipe.exec<(Record<string, string> | string | null)[]>();
+    const replies = await pipe.exec<unknown[]>();
     const sales: SaleRecord[] = [];
     for (let i = 0; i < ids.length; i++) {
-      const sale = fromMetaFields(
-        replies[2 * i] as Record<string, string> | null,
-        replies[2 * i + 1] as string | null,
-      );
+      const sale = fromMetaFields(toRecord(replies[2 * i]), replies[2 * i + 1] as string | null);
       if (sale) sales.push(sale);
     }
     return sales.sort((a, b) => a.startsAt - b.startsAt);

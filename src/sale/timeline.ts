@@ -1,5 +1,6 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { withRedis } from "../redis";
+import { toRecord } from "../redis-reply";
 import { saleKeys } from "./keys";
 
 /** Outcome names for the reservation script's codes, as the operator chart labels them. */
@@ -27,7 +28,7 @@ export async function readTimeline(
   now: number,
   windowSeconds = 300,
 ): Promise<{ points: TimelinePoint[]; serverTime: string }> {
-  const raw = await withRedis(() => redis.hgetall<Record<string, string>>(saleKeys(saleId).timeline));
+  const raw = toRecord(await withRedis(() => redis.hgetall(saleKeys(saleId).timeline)));
   const since = Math.floor(now / 1000) - windowSeconds;
   const bySecond = new Map<number, Record<string, number>>();
   for (const [field, value] of Object.entries(raw ?? {})) {

@@ -28,10 +28,16 @@ describe("reserve-stock.lua against a real redis-server", () => {
     await initSale(redis, saleId, { stock: 5, perUserLimit: 2, startsAt: now - 1000, endsAt: now + 60_000 });
     const first = await reserve(redis, saleId, { orderId: "a1", userId: "101", quantity: 2, now });
     expect(first).toEqual([1, "a1", 2, now + 60_000, 3]);
-    expect(await reserve(redis, saleId, { orderId: order(), userId: "101", quantity: 1, now })).toEqual([7, 2]);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "101", quantity: 1, now })).toEqual([
+      7, 2,
+    ]);
     expect((await reserve(redis, saleId, { orderId: "a2", userId: "102", quantity: 2, now }))[0]).toBe(1);
-    expect(await reserve(redis, saleId, { orderId: order(), userId: "103", quantity: 3, now })).toEqual([8, 2]);
-    expect(await reserve(redis, saleId, { orderId: order(), userId: "103", quantity: 2, now })).toEqual([9, 1]);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "103", quantity: 3, now })).toEqual([
+      8, 2,
+    ]);
+    expect(await reserve(redis, saleId, { orderId: order(), userId: "103", quantity: 2, now })).toEqual([
+      9, 1,
+    ]);
     expect((await reserve(redis, saleId, { orderId: "a3", userId: "103", quantity: 1, now }))[0]).toBe(1);
     expect(await reserve(redis, saleId, { orderId: order(), userId: "104", quantity: 1, now })).toEqual([10]);
     expect(await redis.get(saleKeys(saleId).stock)).toBe("0");
@@ -39,8 +45,12 @@ describe("reserve-stock.lua against a real redis-server", () => {
 
   it("answers window and pause codes and NOT_INITIALISED without creating stock", async () => {
     await initSale(redis, saleId, { stock: 5, perUserLimit: 2, startsAt: now, endsAt: now + 1000 });
-    expect(await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now: now - 1 })).toEqual([4]);
-    expect(await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now: now + 1000 })).toEqual([5]);
+    expect(
+      await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now: now - 1 }),
+    ).toEqual([4]);
+    expect(
+      await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now: now + 1000 }),
+    ).toEqual([5]);
     await redis.hset(saleKeys(saleId).meta, "paused", "1");
     expect(await reserve(redis, saleId, { orderId: order(), userId: "u", quantity: 1, now })).toEqual([6]);
     const other = "snotthere00";
@@ -51,26 +61,56 @@ describe("reserve-stock.lua against a real redis-server", () => {
   it("rate limits per user and per IP with a retry time, before the sale checks", async () => {
     await initSale(redis, saleId, { stock: 100, perUserLimit: 50, startsAt: now - 1, endsAt: now + 60_000 });
     for (let i = 0; i < 3; i++) {
-      expect((await reserve(redis, saleId, { orderId: order(), userId: "rl", quantity: 1, now, userLimit: 3 }))[0]).toBe(1);
+      expect(
+        (await reserve(redis, saleId, { orderId: order(), userId: "rl", quantity: 1, now, userLimit: 3 }))[0],
+      ).toBe(1);
     }
-    const limited = await reserve(redis, saleId, { orderId: order(), userId: "rl", quantity: 1, now, userLimit: 3 });
+    const limited = await reserve(redis, saleId, {
+      orderId: order(),
+      userId: "rl",
+      quantity: 1,
+      now,
+      userLimit: 3,
+    });
     expect(limited[0]).toBe(3);
     expect(Number(limited[1])).toBeGreaterThan(0);
     expect(Number(limited[1])).toBeLessThanOrEqual(1000);
     const ip = "10.9.8.7";
-    expect((await reserve(redis, saleId, { orderId: order(), userId: "x1", quantity: 1, now, ip, ipLimit: 1 }))[0]).toBe(1);
-    expect((await reserve(redis, saleId, { orderId: order(), userId: "x2", quantity: 1, now, ip, ipLimit: 1 }))[0]).toBe(3);
+    expect(
+      (await reserve(redis, saleId, { orderId: order(), userId: "x1", quantity: 1, now, ip, ipLimit: 1 }))[0],
+    ).toBe(1);
+    expect(
+      (await reserve(redis, saleId, { orderId: order(), userId: "x2", quantity: 1, now, ip, ipLimit: 1 }))[0],
+    ).toBe(3);
   });
 
   it("replays the first answer for the same idempotency key and reserves once", async () => {
     await initSale(redis, saleId, { stock: 10, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
-    const a = await reserve(redis, saleId, { orderId: "k1", userId: "u1", quantity: 1, now, idem: "click-1" });
-    const b = await reserve(redis, saleId, { orderId: "k2", userId: "u1", quantity: 1, now: now + 5, idem: "click-1" });
+    const a = await reserve(redis, saleId, {
+      orderId: "k1",
+      userId: "u1",
+      quantity: 1,
+      now,
+      idem: "click-1",
+    });
+    const b = await reserve(redis, saleId, {
+      orderId: "k2",
+      userId: "u1",
+      quantity: 1,
+      now: now + 5,
+      idem: "click-1",
+    });
     expect(b).toEqual(a);
     expect(await redis.get(saleKeys(saleId).stock)).toBe("9");
     // a rejection is replayed too
     await reserve(redis, saleId, { orderId: "k3", userId: "u1", quantity: 1, now });
-    const r1 = await reserve(redis, saleId, { orderId: "k4", userId: "u1", quantity: 1, now, idem: "click-2" });
+    const r1 = await reserve(redis, saleId, {
+      orderId: "k4",
+      userId: "u1",
+      quantity: 1,
+      now,
+      idem: "click-2",
+    });
     expect(r1).toEqual([7, 2]);
     // same order id (a network retry of the same attempt) is a replay even without a key
     const c1 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
@@ -80,12 +120,30 @@ describe("reserve-stock.lua against a real redis-server", () => {
   });
 
   it("writes the ledger entry, the queued order and the outbox entry with the reservation", async () => {
-    await initSale(redis, saleId, { stock: 3, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000, paymentWindowMs: 900_000 });
+    await initSale(redis, saleId, {
+      stock: 3,
+      perUserLimit: 2,
+      startsAt: now - 1,
+      endsAt: now + 60_000,
+      paymentWindowMs: 900_000,
+    });
     await reserve(redis, saleId, { orderId: "L1", userId: "u9", quantity: 2, now });
     const k = saleKeys(saleId);
     const entry = JSON.parse((await redis.hget(k.ledger, "r:L1")) ?? "{}");
-    expect(entry).toMatchObject({ type: "reserve", orderId: "L1", userId: "u9", quantity: 2, before: 3, after: 1, at: now });
-    expect(JSON.parse((await redis.hget(k.orders, "L1")) ?? "{}")).toMatchObject({ userId: "u9", quantity: 2, expiresAt: now + 900_000 });
+    expect(entry).toMatchObject({
+      type: "reserve",
+      orderId: "L1",
+      userId: "u9",
+      quantity: 2,
+      before: 3,
+      after: 1,
+      at: now,
+    });
+    expect(JSON.parse((await redis.hget(k.orders, "L1")) ?? "{}")).toMatchObject({
+      userId: "u9",
+      quantity: 2,
+      expiresAt: now + 900_000,
+    });
     expect(await redis.zscore(k.outbox, "L1")).toBe(String(now));
     expect(await redis.hget(k.holdings, "u9")).toBe("2");
   });
@@ -105,7 +163,8 @@ describe("reserve-stock.lua against a real redis-server", () => {
     await initSale(redis, saleId, { stock: 5, perUserLimit: 5, startsAt: now - 1, endsAt: now + 60_000 });
     await reserve(redis, saleId, { orderId: "A1", userId: "u1", quantity: 4, now });
     const k = saleKeys(saleId);
-    const adjust = (id: string, delta: number) => redis.eval(lua("adjust-stock"), 3, k.meta, k.stock, k.ledger, String(now), id, String(delta));
+    const adjust = (id: string, delta: number) =>
+      redis.eval(lua("adjust-stock"), 3, k.meta, k.stock, k.ledger, String(now), id, String(delta));
     expect(await adjust("a1", -2)).toEqual([3, 1, 5]);
     expect(await adjust("a2", -1)).toEqual([1, 0, 4]);
     expect(await adjust("a2", -1)).toEqual([2, 0, 4]);

@@ -10,7 +10,14 @@ export const lua = (name: string) => readFileSync(join(root, "lua", `${name}.lua
 export async function initSale(
   redis: Redis,
   saleId: string,
-  o: { stock: number; perUserLimit: number; startsAt: number; endsAt: number; paymentWindowMs?: number; paused?: boolean },
+  o: {
+    stock: number;
+    perUserLimit: number;
+    startsAt: number;
+    endsAt: number;
+    paymentWindowMs?: number;
+    paused?: boolean;
+  },
 ) {
   const k = saleKeys(saleId);
   const fields = {
@@ -52,11 +59,28 @@ export function reserve(redis: Redis, saleId: string, a: Attempt): Promise<(stri
     k.ipRate(a.ip ?? "127.0.0.1"),
     k.timeline,
   ];
-  const args = [a.now, a.orderId, a.userId, a.quantity, a.idem ? "1" : "0", 3600, a.userLimit ?? 1000, a.ipLimit ?? 1_000_000, 1000, 3600];
-  return redis.eval(lua("reserve-stock"), keys.length, ...keys, ...args.map(String)) as Promise<(string | number)[]>;
+  const args = [
+    a.now,
+    a.orderId,
+    a.userId,
+    a.quantity,
+    a.idem ? "1" : "0",
+    3600,
+    a.userLimit ?? 1000,
+    a.ipLimit ?? 1_000_000,
+    1000,
+    3600,
+  ];
+  return redis.eval(lua("reserve-stock"), keys.length, ...keys, ...args.map(String)) as Promise<
+    (string | number)[]
+  >;
 }
 
-export function restore(redis: Redis, saleId: string, o: { orderId: string; userId: string; quantity: number; now: number }) {
+export function restore(
+  redis: Redis,
+  saleId: string,
+  o: { orderId: string; userId: string; quantity: number; now: number },
+) {
   const k = saleKeys(saleId);
   return redis.eval(
     lua("restore-stock"),

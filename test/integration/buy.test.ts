@@ -1,0 +1,310 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AppUnderTest, startApp } from "../support/app";
+import { commandCounts, commandDelta, snapshot } from "../support/redis-inspect";
+import { shopperToken, unsignedToken } from "../support/shopper";
+
+let app: AppUnderTest;
+
+beforeAll(async () => {
+  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000" } });
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+/**
+ * INFO commandstats counts the commands a script runs inside it too. A delta "is one round trip" when
+ * it holds exactly the EVALSHA plus commands that reserve-stock.lua itself calls.
+ */
+const SCRIPT_INTERNALS = new Set([
+  "evalsha",
+  "get",
+  "set",
+  "incr",
+  "pexpire",
+  "pttl",
+  "expire",
+  "hget",
+  "hmget",
+  "hset",
+  "hincrby",
+  "decrby",
+  "zadd",
+]);
+const onlyScriptInternals = (delta: Record<string, number>) =>
+  Object.keys(delta).every((c) => SCRIPT_INTERNALS.has(c));
+
+async function eventually<T>(
+  call: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await call();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const errorCode = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
+
+describe("POST /api/buy/:productToken — the seed-000 walk-through", () => {
+  it("stock 5, limit 2: 101 buys 2, again, 102 buys 2, 103 asks 3, then 2", async () => {
+    const sale = await app.api.createSale({ stock: 5, perUserLimit: 2 });
+    const t = sale.productToken;
+    const first = await app.api.buy(t, "101", 2);
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ status: "queued", quantity: 2 });
+    expect(typeof first.body.orderId).toBe("string");
+    expect(Number.isNaN(Date.parse(String(first.body.expiresAt)))).toBe(false);
+
+    const again = await app.api.buy(t, "101", 1);
+    expect([again.status, errorCode(again.body)]).toEqual([409, "ALREADY_PURCHASED"]);
+    expect((await app.api.buy(t, "102", 2)).status).toBe(202);
+    const tooMany = await app.api.buy(t, "103", 3);
+    expect([tooMany.status, errorCode(tooMany.body)]).toEqual([409, "LIMIT_EXCEEDED"]);
+    const short = await app.api.buy(t, "103", 2);
+    expect([short.status, errorCode(short.body)]).toEqual([409, "INSUFFICIENT_STOCK"]);
+    expect((short.body.error as { remaining: number }).remaining).toBe(1);
+    expect((await app.api.buy(t, "103", 1)).status).toBe(202);
+    const gone = await app.api.buy(t, "104", 1);
+    expect([gone.status, errorCode(gone.body)]).toEqual([410, "SOLD_OUT"]);
+  });
+
+  it("answers GET /api/orders/:id as queued to the owner and 404 to anyone else", async () => {
+    const sale = await app.api.createSale({ stock: 3 });
+    await app.stack.qstash.pause();
+    try {
+      const res = await app.api.buy(sale.productToken, "poller", 1);
+      const orderId = String(res.body.orderId);
+      const mine = await app.api.order(orderId, "poller");
+      expect(mine.status).toBe(200);
+      expect(mine.body).toMatchObject({ orderId, saleId: sale.saleId, quantity: 1, status: "queued" });
+      const theirs = await app.api.order(orderId, "someone-else");
+      expect([theirs.status, errorCode(theirs.body)]).toEqual([404, "UNKNOWN_ORDER"]);
+      const bogus = await app.api.order("not-an-order", "poller");
+      expect([bogus.status, errorCode(bogus.body)]).toEqual([404, "UNKNOWN_ORDER"]);
+    } finally {
+      await app.stack.qstash.resume();
+    }
+  });
+});
+
+describe("the contract's outcomes", () => {
+  it("SALE_NOT_STARTED, SALE_ENDED and SALE_PAUSED", async () => {
+    const now = Date.now();
+    const upcoming = await app.api.createSale({
+      startsAt: new Date(now + 3600_000).toISOString(),
+      endsAt: new Date(now + 7200_000).toISOString(),
+    });
+    expect(errorCode((await app.api.buy(upcoming.productToken, "w1", 1)).body)).toBe("SALE_NOT_STARTED");
+    const ended = await app.api.createSale({
+      startsAt: new Date(now - 7200_000).toISOString(),
+      endsAt: new Date(now - 3600_000).toISOString(),
+    });
+    expect(errorCode((await app.api.buy(ended.productToken, "w1", 1)).body)).toBe("SALE_ENDED");
+    const live = await app.api.createSale();
+    expect((await app.api.admin("POST", `/sales/${live.saleId}/pause`)).body).toMatchObject({
+      status: "paused",
+    });
+    const paused = await app.api.buy(live.productToken, "w1", 1);
+    expect([paused.status, errorCode(paused.body)]).toEqual([409, "SALE_PAUSED"]);
+    expect((await app.api.admin("POST", `/sales/${live.saleId}/resume`)).body).toMatchObject({
+      status: "live",
+    });
+    expect((await app.api.buy(live.productToken, "w1", 1)).status).toBe(202);
+  });
+
+  it("UNKNOWN_PRODUCT for tokens outside the Bloom filter, with no Redis command at all", async () => {
+    const sale = await app.api.createSale();
+    await app.api.buy(sale.productToken, "warm", 1);
+    await app.drain();
+    const before = await commandCounts(app.redis);
+    for (const token of ["nope", "A".repeat(43), `${sale.productToken.slice(0, 42)}x`, "../../etc", "%00"]) {
+      const res = await app.api.buy(encodeURIComponent(token), "enum", 1);
+      expect([res.status, errorCode(res.body)]).toEqual([404, "UNKNOWN_PRODUCT"]);
+    }
+    expect(commandDelta(before, await commandCounts(app.redis))).toEqual({});
+  });
+
+  it("RATE_LIMITED per user with Retry-After", async () => {
+    const limited = await startApp({
+      vars: { RATE_LIMIT_USER_PER_WINDOW: "3", RATE_LIMIT_WINDOW_SECONDS: "30" },
+    });
+    try {
+      const sale = await limited.api.createSale({ stock: 100, perUserLimit: 100 });
+      for (let i = 0; i < 3; i++)
+        expect((await limited.api.buy(sale.productToken, "hammer", 1)).status).toBe(202);
+      const res = await limited.api.buy(sale.productToken, "hammer", 1);
+      expect([res.status, errorCode(res.body)]).toEqual([429, "RATE_LIMITED"]);
+      expect(Number(res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+      expect((await limited.api.buy(sale.productToken, "calm", 1)).status).toBe(202);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("RATE_LIMITED per IP (CF-Connecting-IP)", async () => {
+    const limited = await startApp({
+      vars: { RATE_LIMIT_IP_PER_WINDOW: "2", RATE_LIMIT_WINDOW_SECONDS: "30" },
+    });
+    try {
+      const sale = await limited.api.createSale({ stock: 100 });
+      const ip = { "CF-Connecting-IP": "203.0.113.7" };
+      expect((await limited.api.buy(sale.productToken, "ip1", 1, ip)).status).toBe(202);
+      expect((await limited.api.buy(sale.productToken, "ip2", 1, ip)).status).toBe(202);
+      const res = await limited.api.buy(sale.productToken, "ip3", 1, ip);
+      expect([res.status, errorCode(res.body)]).toEqual([429, "RATE_LIMITED"]);
+      expect(
+        (await limited.api.buy(sale.productToken, "ip3", 1, { "CF-Connecting-IP": "203.0.113.8" })).status,
+      ).toBe(202);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("the same Idempotency-Key gets the first answer back and reserves once", async () => {
+    const sale = await app.api.createSale({ stock: 10 });
+    const headers = { "Idempotency-Key": "click-42" };
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () => app.api.buy(sale.productToken, "idem", 1, headers)),
+    );
+    const ids = new Set(replies.map((r) => r.body.orderId));
+    expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(ids.size).toBe(1);
+    expect((await app.api.stats(sale.saleId)).body).toMatchObject({ remaining: 9 });
+    const other = await app.api.buy(sale.productToken, "idem-2", 1, headers);
+    expect(other.body.orderId).not.toBe(replies[0]?.body.orderId);
+  });
+});
+
+describe("bad input gets 4xx and changes nothing", () => {
+  it("rejects malformed bodies, quantities and tokens without touching Redis", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    const token = await shopperToken("bad-input");
+    const path = `/api/buy/${sale.productToken}`;
+    const before = await snapshot(app.redis);
+    const cases: {
+      rawBody?: string;
+      token?: string;
+      headers?: Record<string, string>;
+      status: number;
+      code: string;
+    }[] = [
+      { rawBody: "{", token, status: 400, code: "INVALID_REQUEST" },
+      { rawBody: "[1]", token, status: 400, code: "INVALID_REQUEST" },
+      { rawBody: '"2"', token, status: 400, code: "INVALID_REQUEST" },
+      ...[0, -1, 1.5, "2", 1e9, 10_001, null, true].map((q) => ({
+        rawBody: JSON.stringify({ quantity: q }),
+        token,
+        status: 400,
+        code: "INVALID_REQUEST",
+      })),
+      {
+        rawBody: JSON.stringify({ quantity: 1, pad: "x".repeat(2000) }),
+        token,
+        status: 400,
+        code: "INVALID_REQUEST",
+      },
+      {
+        rawBody: "{}",
+        token,
+        headers: { "Idempotency-Key": "x".repeat(300) },
+        status: 400,
+        code: "INVALID_REQUEST",
+      },
+      { rawBody: "{}", status: 401, code: "UNAUTHENTICATED" },
+      { rawBody: "{}", token: "not.a.jwt", status: 401, code: "UNAUTHENTICATED" },
+      { rawBody: "{}", token: unsignedToken("bad-input"), status: 401, code: "UNAUTHENTICATED" },
+      {
+        rawBody: "{}",
+        token: await shopperToken("bad-input", { secret: "another-secret-entirely-123" }),
+        status: 401,
+        code: "UNAUTHENTICATED",
+      },
+      {
+        rawBody: "{}",
+        token: await shopperToken("bad-input", { expiresInSeconds: -60 }),
+        status: 401,
+        code: "UNAUTHENTICATED",
+      },
+      { rawBody: "{}", token: await shopperToken(""), status: 401, code: "UNAUTHENTICATED" },
+    ];
+    for (const c of cases) {
+      const res = await app.api.call("POST", path, {
+        ...(c.rawBody === undefined ? {} : { rawBody: c.rawBody }),
+        ...(c.token ? { token: c.token } : {}),
+        headers: { "Content-Type": "application/json", ...c.headers },
+      });
+      expect([res.status, errorCode(res.body)], JSON.stringify(c).slice(0, 120)).toEqual([c.status, c.code]);
+      expect(res.text).not.toMatch(/at .*\.(ts|js):\d+/);
+    }
+    const huge = await app.api.call("POST", path, { rawBody: "x".repeat(100 * 1024), token });
+    expect([huge.status, errorCode(huge.body)]).toEqual([400, "INVALID_REQUEST"]);
+    expect(await snapshot(app.redis)).toEqual(before);
+  });
+});
+
+describe("costs, measured with INFO commandstats", () => {
+  it("one Redis command per admitted attempt; none after sell-out in a warm isolate", async () => {
+    const sale = await app.api.createSale({ stock: 3, perUserLimit: 1 });
+    await app.api.buy(sale.productToken, "cost-warm", 1);
+    await app.drain();
+    app.stack.qstash.pause();
+    let before = await commandCounts(app.redis);
+    const admitted = await app.api.buy(sale.productToken, "cost-1", 1);
+    expect(admitted.status).toBe(202);
+    const admittedDelta = commandDelta(before, await commandCounts(app.redis));
+    expect(admittedDelta.evalsha).toBe(1);
+    expect(onlyScriptInternals(admittedDelta), JSON.stringify(admittedDelta)).toBe(true);
+
+    before = await commandCounts(app.redis);
+    expect((await app.api.buy(sale.productToken, "cost-1", 1)).status).toBe(409);
+    const rejected = commandDelta(before, await commandCounts(app.redis));
+    expect(rejected.evalsha, JSON.stringify(rejected)).toBe(1);
+    expect(onlyScriptInternals(rejected), JSON.stringify(rejected)).toBe(true);
+
+    await app.api.buy(sale.productToken, "cost-2", 1);
+    await app.api.buy(sale.productToken, "cost-3", 1);
+    before = await commandCounts(app.redis);
+    for (let i = 0; i < 20; i++)
+      expect((await app.api.buy(sale.productToken, `late-${i}`, 1)).status).toBe(410);
+    expect(commandDelta(before, await commandCounts(app.redis))).toEqual({});
+    await app.stack.qstash.resume();
+  });
+});
+
+describe("stores down", () => {
+  it("answers 503 UNAVAILABLE with Retry-After when Redis is unreachable, and reserves nothing", async () => {
+    const sale = await app.api.createSale({ stock: 4 });
+    await app.api.buy(sale.productToken, "pre", 1);
+    await app.redis.save();
+    await app.stack.redis.kill();
+    try {
+      const res = await app.api.buy(sale.productToken, "during-outage", 1);
+      expect([res.status, errorCode(res.body)]).toEqual([503, "UNAVAILABLE"]);
+      expect(Number(res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+      expect(res.text).not.toMatch(/Error|at .*:\d+/);
+    } finally {
+      await app.stack.redis.restart({ empty: false });
+      await app.reconnect();
+    }
+    const stats = await eventually(
+      () => app.api.stats(sale.saleId),
+      (r) => r.status === 200,
+    );
+    expect(stats.body).toMatchObject({ remaining: 3 });
+    expect((await app.api.buy(sale.productToken, "after-outage", 1)).status).toBe(202);
+  });
+
+  it("runs the script again after SCRIPT FLUSH (NOSCRIPT falls back to EVAL)", async () => {
+    const sale = await app.api.createSale({ stock: 4 });
+    await app.api.buy(sale.productToken, "ns1", 1);
+    await app.redis.script("FLUSH");
+    const before = await commandCounts(app.redis);
+    expect((await app.api.buy(sale.productToken, "ns2", 1)).status).toBe(202);
+    const delta = commandDelta(before, await commandCounts(app.redis));
+    expect(delta.eval).toBe(1);
+  });
+});

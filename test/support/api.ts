@@ -1,0 +1,86 @@
+import { ADMIN_TOKEN, shopperToken } from "./shopper";
+
+export type ApiResponse<T = Record<string, unknown>> = {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+};
+
+/** A small HTTP client for the worker, the way a shop's client code would call it. */
+export function apiClient(baseUrl: string) {
+  async function call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    opts: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["Content-Type"] ??= "application/json";
+    }
+    const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = {};
+    try {
+      parsed = text ? JSON.parse(text) : {};
+    } catch {
+      parsed = { raw: text };
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers, text };
+  }
+
+  const tokens = new Map<string, Promise<string>>();
+  const tokenFor = (userId: string) => {
+    let t = tokens.get(userId);
+    if (!t) {
+      t = shopperToken(userId);
+      tokens.set(userId, t);
+    }
+    return t;
+  };
+
+  return {
+    call,
+    admin: <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+      call<T>(method, `/api/admin${path}`, { token: ADMIN_TOKEN, ...(body === undefined ? {} : { body }) }),
+    async buy(productToken: string, userId: string, quantity?: number, headers: Record<string, string> = {}) {
+      return call("POST", `/api/buy/${productToken}`, {
+        token: await tokenFor(userId),
+        ...(quantity === undefined ? {} : { body: { quantity } }),
+        headers,
+      });
+    },
+    async order(orderId: string, userId: string, action?: "pay" | "cancel") {
+      const token = await tokenFor(userId);
+      return action
+        ? call("POST", `/api/orders/${orderId}/${action}`, { token })
+        : call("GET", `/api/orders/${orderId}`, { token });
+    },
+    /** Creates a sale that is live now unless told otherwise; returns the operator's Sale. */
+    async createSale(overrides: Record<string, unknown> = {}) {
+      const now = Date.now();
+      const res = await call("POST", "/api/admin/sales", {
+        token: ADMIN_TOKEN,
+        body: {
+          productId: `sku-${now}-${Math.random().toString(36).slice(2, 8)}`,
+          name: "Test tickets",
+          priceCents: 4900,
+          stock: 10,
+          perUserLimit: 2,
+          startsAt: new Date(now - 1000).toISOString(),
+          endsAt: new Date(now + 3600_000).toISOString(),
+          paymentWindowSeconds: 600,
+          ...overrides,
+        },
+      });
+      if (res.status !== 201) throw new Error(`createSale: ${res.status} ${res.text}`);
+      return res.body as { saleId: string; productToken: string; [k: string]: unknown };
+    },
+    stats: (saleId: string) => call("GET", `/api/admin/sales/${saleId}/stats`, { token: ADMIN_TOKEN }),
+  };
+}
+
+export type ApiClient = ReturnType<typeof apiClient>;
