@@ -238,10 +238,14 @@ export function createScheduler(options: SchedulerOptions) {
     async settled(timeoutMs = 10_000, horizonMs = 1_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const due = faults.pauseDelivery ? Number.POSITIVE_INFINITY : (queue.peekDue() ?? Number.POSITIVE_INFINITY);
+        const due = faults.pauseDelivery
+          ? Number.POSITIVE_INFINITY
+          : (queue.peekDue() ?? Number.POSITIVE_INFINITY);
         if (inFlight === 0 && due > Date.now() + horizonMs) return;
         if (Date.now() > deadline) {
-          throw new Error(`QStash not settled after ${timeoutMs} ms: ${pending()} pending, ${inFlight} in flight`);
+          throw new Error(
+            `QStash not settled after ${timeoutMs} ms: ${pending()} pending, ${inFlight} in flight`,
+          );
         }
         await new Promise((r) => setTimeout(r, 20));
       }
