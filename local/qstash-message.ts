@@ -50,8 +50,32 @@ export function dlqEntry(msg: Tracked, outcome: Outcome): DlqEntry {
   };
 }
 
+/** The message that calls `msg`'s callback or failure callback back, once `msg` got `outcome`. */
+export function callbackMessage(
+  msg: Tracked,
+  kind: "callback" | "failureCallback",
+  outcome: Outcome,
+  dlqId?: string,
+): QStashMessage {
+  const now = Date.now();
+  return {
+    messageId: newMessageId(),
+    url: msg[kind] ?? "",
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...msg[`${kind}Headers`] },
+    body: Buffer.from(JSON.stringify(callbackPayload(msg, outcome, dlqId))),
+    createdAt: now,
+    notBefore: now,
+    maxRetries: 3,
+    timeoutMs: msg.timeoutMs,
+    callbackHeaders: {},
+    failureCallbackHeaders: {},
+    isCallback: true,
+  };
+}
+
 /** The body QStash posts to a callback or failure callback URL. */
-export function callbackPayload(msg: Tracked, outcome: Outcome, dlqId: string | undefined) {
+function callbackPayload(msg: Tracked, outcome: Outcome, dlqId: string | undefined) {
   return {
     status: outcome.status,
     header: headerArrays(Object.fromEntries(outcome.headers)),

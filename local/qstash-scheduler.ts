@@ -12,16 +12,15 @@
  * @example
  * const scheduler = createScheduler({ signingKey: () => key, retryBaseMs: 50 });
  * scheduler.enqueue(message);
- * await scheduler.idle(5_000);
+ * await scheduler.idle(5_000); // everything due within 5 s has been delivered (or dead-lettered)
  */
 import { DueQueue } from "./due-queue";
 import { deliver } from "./qstash-delivery";
 import {
-  callbackPayload,
+  callbackMessage,
   type DlqEntry,
   dlqEntry,
   messageView,
-  newMessageId,
   type Outcome,
   parseRetryAfter,
   type QStashMessage,
@@ -62,7 +61,7 @@ export function createScheduler(options: SchedulerOptions) {
   const queue = new DueQueue<Job>();
   const messages = new Map<string, Tracked>();
   const dlq = new Map<string, DlqEntry>();
-  const idleWaiters = new Set<() => void>();
+  const idleWaiters = new Map<() => void, number>();
   const closing = new AbortController();
   let ghosts = 0;
   let inFlight = 0;
@@ -70,8 +69,15 @@ export function createScheduler(options: SchedulerOptions) {
   let timerDue = Number.POSITIVE_INFINITY;
 
   const pending = () => messages.size + ghosts;
+  /** Nothing in flight or retrying, and no first delivery due by `deadline`. */
+  const settledBy = (deadline: number) => {
+    if (inFlight > 0 || ghosts > 0) return false;
+    for (const msg of messages.values())
+      if (msg.state !== "CREATED" || msg.notBefore <= deadline) return false;
+    return true;
+  };
   const notifyIdle = () => {
-    if (pending() === 0 && inFlight === 0) for (const resolve of idleWaiters) resolve();
+    for (const [resolve, deadline] of idleWaiters) if (settledBy(deadline)) resolve();
   };
   const jitter = () => (faults.delayJitterMs > 0 ? Math.random() * faults.delayJitterMs : 0);
   const push = (due: number, job: Job) => {
@@ -121,7 +127,7 @@ export function createScheduler(options: SchedulerOptions) {
     if (outcome.status >= 200 && outcome.status < 300) {
       finish(msg);
       counters.delivered++;
-      if (msg.callback) callBack(msg, msg.callback, msg.callbackHeaders, outcome);
+      if (msg.callback && !msg.isCallback) callBack(callbackMessage(msg, "callback", outcome));
       if (Math.random() < faults.duplicateRate) {
         ghosts++;
         counters.duplicates++;
@@ -144,8 +150,8 @@ export function createScheduler(options: SchedulerOptions) {
     counters.failed++;
     const entry = dlqEntry(msg, outcome);
     dlq.set(entry.dlqId, entry);
-    if (msg.failureCallback)
-      callBack(msg, msg.failureCallback, msg.failureCallbackHeaders, outcome, entry.dlqId);
+    if (msg.failureCallback && !msg.isCallback)
+      callBack(callbackMessage(msg, "failureCallback", outcome, entry.dlqId));
   }
 
   function finish(msg: Tracked): void {
@@ -153,30 +159,9 @@ export function createScheduler(options: SchedulerOptions) {
     messages.delete(msg.messageId);
   }
 
-  function callBack(
-    msg: Tracked,
-    url: string,
-    headers: Record<string, string>,
-    outcome: Outcome,
-    dlqId?: string,
-  ) {
-    if (msg.isCallback) return;
+  function callBack(message: QStashMessage): void {
     counters.callbacks++;
-    const now = Date.now();
-    enqueue({
-      messageId: newMessageId(),
-      url,
-      method: "POST",
-      headers: { "Content-Type": "application/json", ...headers },
-      body: Buffer.from(JSON.stringify(callbackPayload(msg, outcome, dlqId))),
-      createdAt: now,
-      notBefore: now,
-      maxRetries: options.maxRetries ?? 3,
-      timeoutMs: msg.timeoutMs,
-      callbackHeaders: {},
-      failureCallbackHeaders: {},
-      isCallback: true,
-    });
+    enqueue({ ...message, maxRetries: options.maxRetries ?? 3 });
   }
 
   function enqueue(message: QStashMessage): void {
@@ -213,9 +198,14 @@ export function createScheduler(options: SchedulerOptions) {
       Object.assign(faults, next);
       if (!faults.pauseDelivery) pump();
     },
-    /** Resolves once no message is waiting or in flight; rejects after `timeoutMs`. */
+    /**
+     * Resolves once nothing is in flight or waiting for a retry and no message falls due within
+     * `timeoutMs` (one scheduled later, like a payment timeout 15 minutes out, does not hold it up);
+     * rejects when that does not happen within `timeoutMs`.
+     */
     idle(timeoutMs = 10_000): Promise<void> {
-      if (pending() === 0 && inFlight === 0) return Promise.resolve();
+      const deadline = Date.now() + timeoutMs;
+      if (settledBy(deadline)) return Promise.resolve();
       return new Promise((resolve, reject) => {
         const done = () => {
           clearTimeout(timeout);
@@ -228,27 +218,8 @@ export function createScheduler(options: SchedulerOptions) {
             new Error(`QStash not idle after ${timeoutMs} ms: ${pending()} pending, ${inFlight} in flight`),
           );
         }, timeoutMs);
-        idleWaiters.add(done);
+        idleWaiters.set(done, deadline);
       });
-    },
-    /**
-     * Resolves once nothing is in flight and nothing is due within `horizonMs` (delayed messages, such as
-     * payment timeouts far in the future, may still wait); rejects after `timeoutMs`.
-     */
-    async settled(timeoutMs = 10_000, horizonMs = 1_000): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const due = faults.pauseDelivery
-          ? Number.POSITIVE_INFINITY
-          : (queue.peekDue() ?? Number.POSITIVE_INFINITY);
-        if (inFlight === 0 && due > Date.now() + horizonMs) return;
-        if (Date.now() > deadline) {
-          throw new Error(
-            `QStash not settled after ${timeoutMs} ms: ${pending()} pending, ${inFlight} in flight`,
-          );
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
     },
     close(): void {
       closing.abort();

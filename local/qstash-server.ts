@@ -52,12 +52,15 @@ export type QStashServer = {
   resume(): void;
   setFaults(faults: Partial<Faults>): void;
   faults(): Faults;
-  /** Messages waiting or in flight (callbacks and injected duplicates included). */
+  /** Messages not yet delivered or dead-lettered, however far ahead (callbacks and duplicates included). */
   pending(): number;
   /** Live counters: published, attempts, delivered, retries, failed, duplicates, callbacks, cancelled. */
   delivered: DeliveryCounters;
   dlq(): DlqEntry[];
-  /** Resolves once nothing is waiting or in flight; rejects after `timeoutMs`. */
+  /**
+   * Resolves once nothing is in flight or waiting for a retry and nothing falls due within `timeoutMs`
+   * (messages scheduled later do not hold it up); rejects when that does not happen within `timeoutMs`.
+   */
   idle(timeoutMs?: number): Promise<void>;
   scheduler: Scheduler;
 };
