@@ -221,6 +221,25 @@ export function createScheduler(options: SchedulerOptions) {
         idleWaiters.set(done, deadline);
       });
     },
+    /**
+     * Resolves once nothing is in flight and nothing is due within `horizonMs` (delayed messages, such as
+     * payment timeouts far in the future, may still wait); rejects after `timeoutMs`.
+     */
+    async settled(timeoutMs = 10_000, horizonMs = 1_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const due = faults.pauseDelivery
+          ? Number.POSITIVE_INFINITY
+          : (queue.peekDue() ?? Number.POSITIVE_INFINITY);
+        if (inFlight === 0 && due > Date.now() + horizonMs) return;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `QStash not settled after ${timeoutMs} ms: ${pending()} pending, ${inFlight} in flight`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
     close(): void {
       closing.abort();
       clearTimeout(timer);
