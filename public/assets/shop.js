@@ -1,0 +1,56 @@
+import { mountAccount } from "./account.js";
+import { byId } from "./dom.js";
+import { currentShopper, takeTokenFromUrl } from "./identity.js";
+import { mountSaleList } from "./sale-list.js";
+import { mountSaleView } from "./sale-view.js";
+
+/** The shopper page: `/` lists the sales, `/?sale=<id>` shows one. Links navigate without a reload. */
+const handedOver = takeTokenFromUrl();
+const account = mountAccount({ onChange: (shopper) => saleView.setShopper(shopper) });
+const saleView = mountSaleView({ account, onSignedOut: () => account.render() });
+const saleList = mountSaleList();
+let current = null;
+
+function route() {
+  const saleId = new URLSearchParams(location.search).get("sale");
+  const next = saleId ? `sale:${saleId}` : "list";
+  if (next === current) return;
+  if (current === "list") saleList.hide();
+  else if (current) saleView.hide();
+  current = next;
+  byId("list-view").hidden = Boolean(saleId);
+  byId("sale-view").hidden = !saleId;
+  if (saleId) saleView.show(saleId, currentShopper());
+  else {
+    document.title = "Drop · Flash sales";
+    saleList.show();
+  }
+  window.scrollTo(0, 0);
+}
+
+function navigate(url) {
+  history.pushState(null, "", url);
+  route();
+  byId("main").focus({ preventScroll: true });
+}
+
+document.addEventListener("click", (event) => {
+  const link = event.target instanceof Element ? event.target.closest("a[href]") : null;
+  if (
+    !link ||
+    event.defaultPrevented ||
+    event.button !== 0 ||
+    event.metaKey ||
+    event.ctrlKey ||
+    event.shiftKey
+  )
+    return;
+  const url = new URL(link.href);
+  if (url.origin !== location.origin || url.pathname !== "/") return;
+  event.preventDefault();
+  navigate(url.pathname + url.search);
+});
+window.addEventListener("popstate", route);
+
+if (handedOver?.error) console.warn(handedOver.error);
+route();
