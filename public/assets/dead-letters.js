@@ -1,0 +1,63 @@
+import { adminApi } from "./admin-session.js";
+import { byId, h } from "./dom.js";
+import { formatWhen } from "./format.js";
+
+function preview(text) {
+  if (!text) return "–";
+  return text.length > 140 ? `${text.slice(0, 140)}…` : text;
+}
+
+/** The jobs QStash gave up on (`GET /api/admin/dead-letters`), newest first. */
+export function mountDeadLetters() {
+  const body = byId("dead-letters");
+
+  async function refresh() {
+    const r = await adminApi("/dead-letters");
+    if (!r.ok) {
+      body.replaceChildren(h("p", { class: "notice notice-error" }, r.error.message));
+      return;
+    }
+    const rows = r.data.deadLetters;
+    if (!rows.length) {
+      body.replaceChildren(h("p", { class: "muted" }, "No dead letters. Every job was delivered."));
+      return;
+    }
+    body.replaceChildren(
+      h(
+        "div",
+        { class: "table-scroll" },
+        h(
+          "table",
+          {},
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ...["When", "Job", "Status", "Body", "Last response"].map((t) => h("th", { scope: "col" }, t)),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            ...rows.map((d) =>
+              h(
+                "tr",
+                {},
+                h("td", { class: "num" }, formatWhen(d.at)),
+                h("td", {}, h("code", {}, new URL(d.url, location.origin).pathname)),
+                h("td", { class: "num" }, d.status ?? "–"),
+                h("td", {}, h("code", {}, preview(d.body))),
+                h("td", {}, h("code", {}, preview(d.responseBody))),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  byId("dead-refresh").addEventListener("click", refresh);
+  return { refresh };
+}

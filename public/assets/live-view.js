@@ -1,0 +1,189 @@
+import { adminApi } from "./admin-session.js";
+import { drawOutcomeChart, drawStockChart, OUTCOME_SERIES, seriesCounts } from "./charts.js";
+import { serverNow } from "./clock.js";
+import { byId, h, setText } from "./dom.js";
+import { formatInt, formatMoney, formatWhen } from "./format.js";
+import { renderReconcileReport } from "./reconcile-report.js";
+import { statusBadge } from "./sale-status.js";
+
+const SAMPLE_MS = 1000;
+const MAX_SAMPLES = 900;
+
+/**
+ * The live view of one sale: samples its stats every second (kept in the page, per sale, for the
+ * stock chart), reads the per-second outcome timeline, and runs pause/resume, stock adjustments and
+ * reconciliation. `onSaleChanged(sale)` lets the sales list refresh after an action.
+ */
+export function mountLiveView({ onSaleChanged }) {
+  const samplesBySale = new Map();
+  let sale = null;
+  let timer = null;
+  let timeline = [];
+  let busy = false;
+
+  const samples = () => samplesBySale.get(sale.saleId) ?? [];
+
+  function renderHead() {
+    const badge = statusBadge(sale.status);
+    const el = byId("live-status");
+    el.className = `badge ${badge.tone}`;
+    setText(el, badge.text);
+    setText(byId("live-name"), sale.name);
+    setText(
+      byId("live-meta"),
+      `${formatMoney(sale.priceCents)} · limit ${sale.perUserLimit} · ${formatWhen(sale.startsAt)} – ${formatWhen(sale.endsAt)}`,
+    );
+    setText(byId("live-token"), sale.productToken ?? "");
+    const pause = byId("pause-button");
+    setText(pause, sale.status === "paused" ? "Resume" : "Pause");
+    pause.disabled = sale.status === "ended" || busy;
+  }
+
+  function renderStats(stats) {
+    setText(byId("k-remaining"), `${formatInt(stats.remaining)} / ${formatInt(stats.stock)}`);
+    setText(byId("k-queued"), formatInt(stats.queued));
+    setText(byId("k-awaiting"), formatInt(stats.awaitingPayment));
+    setText(byId("k-paid"), formatInt(stats.paid));
+    setText(byId("k-expired"), formatInt(stats.expired));
+    setText(byId("k-cancelled"), formatInt(stats.cancelled));
+    const inv = byId("invariant");
+    inv.className = `badge ${stats.invariantHolds ? "badge-ok" : "badge-bad"}`;
+    inv.dataset.holds = String(stats.invariantHolds);
+    setText(inv, stats.invariantHolds ? "Invariant holds" : "Invariant broken");
+    const sold = stats.stock - stats.remaining;
+    setText(byId("stock-caption"), `${formatInt(sold)} reserved of ${formatInt(stats.stock)}`);
+  }
+
+  function renderCharts() {
+    const list = samples();
+    const last = list.at(-1);
+    drawStockChart(byId("stock-chart"), list, { stock: last?.stock ?? sale.stock, now: serverNow() });
+    const nowSec = Math.floor(serverNow() / 1000);
+    drawOutcomeChart(byId("outcome-chart"), timeline, { nowSec });
+    const totals = seriesCounts();
+    for (const p of timeline) {
+      if (p.second <= nowSec - 60) continue;
+      const c = seriesCounts(p.counts);
+      for (const k of Object.keys(totals)) totals[k] += c[k];
+    }
+    byId("outcome-legend").replaceChildren(
+      ...OUTCOME_SERIES.map((s) =>
+        h(
+          "li",
+          { "data-series": s.key },
+          h("span", { class: "swatch", style: `background:${s.color}`, "aria-hidden": "true" }),
+          `${s.label} `,
+          h("strong", { class: "num" }, formatInt(totals[s.key])),
+        ),
+      ),
+    );
+  }
+
+  async function sample() {
+    if (!sale) return;
+    const id = sale.saleId;
+    const [stats, tl] = await Promise.all([
+      adminApi(`/sales/${id}/stats`),
+      adminApi(`/sales/${id}/timeline`),
+    ]);
+    if (!sale || sale.saleId !== id) return;
+    if (stats.ok) {
+      const list = samples();
+      list.push({ t: serverNow(), remaining: stats.data.remaining, stock: stats.data.stock });
+      if (list.length > MAX_SAMPLES) list.splice(0, list.length - MAX_SAMPLES);
+      samplesBySale.set(id, list);
+      renderStats(stats.data);
+    }
+    if (tl.ok) timeline = tl.data.points;
+    renderCharts();
+  }
+
+  function loop() {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      await sample();
+      if (sale) loop();
+    }, SAMPLE_MS);
+  }
+
+  async function act(path, body) {
+    busy = true;
+    renderHead();
+    const r = await adminApi(`/sales/${sale.saleId}${path}`, { method: "POST", body });
+    busy = false;
+    if (r.ok && r.data.saleId && r.data.status) {
+      sale = { ...sale, ...r.data };
+      onSaleChanged(sale);
+    }
+    renderHead();
+    return r;
+  }
+
+  byId("pause-button").addEventListener("click", () => act(sale.status === "paused" ? "/resume" : "/pause"));
+
+  byId("stock-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = byId("stock-delta");
+    const error = byId("stock-error");
+    const delta = Number(input.value);
+    if (!Number.isInteger(delta) || delta === 0) {
+      error.textContent = "Enter a whole number other than 0, e.g. 50 or -10.";
+      input.setAttribute("aria-invalid", "true");
+      return;
+    }
+    const r = await act("/stock", { delta });
+    input.setAttribute("aria-invalid", String(!r.ok));
+    error.textContent = r.ok
+      ? ""
+      : r.error.code === "CONFLICT"
+        ? `Cannot remove that many: at most ${formatInt(r.error.remaining ?? 0)} can go.`
+        : r.error.message;
+    if (r.ok) input.value = "";
+    sample();
+  });
+
+  byId("reconcile-button").addEventListener("click", async () => {
+    const report = byId("reconcile-report");
+    report.hidden = false;
+    report.replaceChildren(h("p", { class: "muted" }, "Reconciling…"));
+    const r = await act("/reconcile");
+    if (r.ok) renderReconcileReport(report, r.data);
+    else report.replaceChildren(h("p", { class: "notice notice-error" }, r.error.message));
+    if (r.ok && r.data.paused) onSaleChanged({ ...sale, status: "paused" });
+  });
+
+  window.addEventListener("resize", () => sale && renderCharts());
+
+  return {
+    show(next) {
+      const same = sale?.saleId === next.saleId;
+      sale = next;
+      byId("live-empty").hidden = true;
+      byId("live-body").hidden = false;
+      renderHead();
+      if (!same) {
+        timeline = [];
+        byId("reconcile-report").hidden = true;
+        byId("stock-error").textContent = "";
+        sample();
+        loop();
+      }
+    },
+    /** The sale's latest operator view (from the sales list), without restarting sampling. */
+    update(next) {
+      if (sale?.saleId === next.saleId) {
+        sale = next;
+        renderHead();
+      }
+    },
+    stop() {
+      clearTimeout(timer);
+      sale = null;
+      byId("live-empty").hidden = false;
+      byId("live-body").hidden = true;
+    },
+    get saleId() {
+      return sale?.saleId ?? null;
+    },
+  };
+}

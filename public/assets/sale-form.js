@@ -1,0 +1,134 @@
+import { adminApi } from "./admin-session.js";
+import { serverNow } from "./clock.js";
+import { byId } from "./dom.js";
+
+const FIELDS = [
+  "name",
+  "productId",
+  "priceCents",
+  "stock",
+  "perUserLimit",
+  "paymentWindowSeconds",
+  "startsAt",
+  "endsAt",
+];
+const INPUT_OF = {
+  name: "f-name",
+  productId: "f-productId",
+  priceCents: "f-price",
+  stock: "f-stock",
+  perUserLimit: "f-perUserLimit",
+  paymentWindowSeconds: "f-window",
+  startsAt: "f-startsAt",
+  endsAt: "f-endsAt",
+};
+
+/** The server's validation message in plain words (zod's wording is for developers). */
+export function friendlyFieldError(field, message) {
+  if (/received undefined|expected string to have >=1/i.test(message)) return "Required.";
+  if (field === "startsAt" || field === "endsAt") {
+    if (/after/i.test(message)) return "Must be after the start.";
+    return "Pick a date and time.";
+  }
+  if (/expected number, received/i.test(message)) return "Enter a number.";
+  if (/expected int/i.test(message)) return "Use a whole number.";
+  if (field === "paymentWindowSeconds" && /too (small|big)/i.test(message))
+    return "Between 1 minute and 7 days.";
+  const small = /too small.*>=?\s*(-?\d+)/i.exec(message);
+  if (small) return `Must be at least ${small[1]}.`;
+  const big = /too big.*<=?\s*(-?\d+)/i.exec(message);
+  if (big) return `Must be at most ${Number(big[1]).toLocaleString()}.`;
+  return message.charAt(0).toUpperCase() + message.slice(1);
+}
+
+/** A datetime-local value ("2026-11-21T14:05:00") for a time, in the browser's zone. */
+function localInputValue(ms) {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 19);
+}
+
+function numberOrRaw(value, scale = 1) {
+  if (value.trim() === "") return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? Math.round(n * scale) : value;
+}
+
+function isoOrRaw(value) {
+  if (!value) return undefined;
+  const ms = new Date(value).getTime();
+  return Number.isNaN(ms) ? value : new Date(ms).toISOString();
+}
+
+/**
+ * The create-sale form: sends `POST /api/admin/sales` and shows each field's error from the 400
+ * (`error.fields`) next to its input; a 409 CONFLICT goes next to the product id. `onCreated(sale)`.
+ */
+export function mountSaleForm({ onCreated }) {
+  const form = byId("sale-form");
+  const status = byId("form-status");
+  const button = byId("create-button");
+  const value = (id) => byId(id).value;
+
+  function defaults() {
+    const start = Math.ceil((serverNow() + 5 * 60_000) / 60_000) * 60_000;
+    byId("f-startsAt").value = localInputValue(start);
+    byId("f-endsAt").value = localInputValue(start + 3600_000);
+  }
+
+  function showErrors(fields) {
+    for (const field of FIELDS) {
+      const message = fields[field];
+      byId(`e-${field}`).textContent = message ? friendlyFieldError(field, message) : "";
+      byId(INPUT_OF[field]).setAttribute("aria-invalid", String(Boolean(message)));
+    }
+    const first = FIELDS.find((f) => fields[f]);
+    if (first) byId(INPUT_OF[first]).focus();
+  }
+
+  function say(text, tone) {
+    status.textContent = text;
+    status.dataset.tone = tone;
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = {
+      name: value("f-name"),
+      productId: value("f-productId"),
+      priceCents: numberOrRaw(value("f-price"), 100),
+      stock: numberOrRaw(value("f-stock")),
+      perUserLimit: numberOrRaw(value("f-perUserLimit")),
+      paymentWindowSeconds: numberOrRaw(value("f-window"), 60),
+      startsAt: isoOrRaw(value("f-startsAt")),
+      endsAt: isoOrRaw(value("f-endsAt")),
+    };
+    button.disabled = true;
+    say("Creating…", "info");
+    const r = await adminApi("/sales", { method: "POST", body });
+    button.disabled = false;
+    if (r.ok) {
+      showErrors({});
+      say(`Created “${r.data.name}”.`, "ok");
+      form.reset();
+      defaults();
+      onCreated(r.data);
+    } else if (r.error.code === "INVALID_REQUEST" && r.error.fields) {
+      showErrors(r.error.fields);
+      say("Check the highlighted fields.", "error");
+    } else if (r.error.code === "CONFLICT") {
+      showErrors({ productId: "This product already has a sale. Use another product id." });
+      say("Not created.", "error");
+    } else {
+      say(r.error.message || "Could not create the sale.", "error");
+    }
+  });
+
+  byId("starts-now").addEventListener("click", () => {
+    const now = serverNow();
+    byId("f-startsAt").value = localInputValue(now);
+    if (new Date(value("f-endsAt")).getTime() <= now)
+      byId("f-endsAt").value = localInputValue(now + 3600_000);
+  });
+
+  defaults();
+}
