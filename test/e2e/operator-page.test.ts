@@ -1,0 +1,160 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  DESKTOP,
+  hasChromium,
+  launchBrowser,
+  PHONE,
+  SKIP_REASON,
+  screenshot,
+  watchErrors,
+} from "../support/browser";
+import { ADMIN_TOKEN, type SiteClient, siteClient } from "../support/site-client";
+import { type Site, startSite } from "../support/site-worker";
+
+let site: Site;
+let client: SiteClient;
+let browser: Browser;
+let page: Page;
+let errors: string[] = [];
+
+const text = async (selector: string) => ((await page.textContent(selector)) ?? "").trim();
+const remainingInChart = async () =>
+  Number(
+    /Remaining stock: (\d+)/.exec((await page.getAttribute("#stock-chart svg", "aria-label")) ?? "")?.[1],
+  );
+const legendCount = async (series: string) =>
+  Number(await text(`#outcome-legend [data-series="${series}"] strong`));
+
+/** A burst of shoppers, one unit each, `perRound` at a time every `everyMs`: what a flash sale's first seconds look like. */
+async function burst(
+  productToken: string,
+  rounds: number,
+  perRound: number,
+  everyMs: number,
+  onRound?: (i: number) => Promise<void>,
+) {
+  const tokens = await Promise.all(
+    Array.from({ length: rounds * perRound }, (_, i) =>
+      client.login(`burst-${i}-${Math.random().toString(36).slice(2, 6)}`),
+    ),
+  );
+  const statuses: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const started = Date.now();
+    const batch = tokens.slice(r * perRound, (r + 1) * perRound);
+    statuses.push(...(await Promise.all(batch.map((t) => client.buy(productToken, t)))));
+    await onRound?.(r);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, everyMs - (Date.now() - started))));
+  }
+  return statuses;
+}
+
+describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SKIP_REASON, () => {
+  beforeAll(async () => {
+    site = await startSite({ vars: { DEV_LOGIN: "true" } });
+    client = siteClient(site.url);
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, baseURL: site.url });
+    errors = watchErrors(page);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await site?.stop();
+  });
+
+  it("keeps the console behind the operator token", async () => {
+    await page.goto("/admin");
+    await page.fill("#admin-token", "not-the-token");
+    await page.press("#admin-token", "Enter");
+    await page.waitForSelector("#gate-error:text('not accepted')");
+    await screenshot(page, "operator-gate-desktop");
+    await page.fill("#admin-token", ADMIN_TOKEN);
+    await page.press("#admin-token", "Enter");
+    await page.waitForSelector("#console:not([hidden])");
+    expect(await page.evaluate(() => sessionStorage.getItem("flashsale.adminToken"))).toBe(ADMIN_TOKEN);
+  });
+
+  it("shows the server's validation errors next to the fields", async () => {
+    await page.fill("#f-stock", "-5");
+    await page.click("#create-button");
+    await page.waitForSelector("#e-name:text('Required')");
+    expect(await text("#e-productId")).toBe("Required.");
+    expect(await text("#e-priceCents")).toBe("Required.");
+    expect(await text("#e-stock")).toBe("Must be at least 0.");
+    expect(await page.getAttribute("#f-stock", "aria-invalid")).toBe("true");
+    expect(await text("#e-perUserLimit")).toBe("");
+    await screenshot(page, "operator-form-errors-desktop");
+  });
+
+  it("creates a sale and watches its charts move while a scripted burst buys", async () => {
+    await page.fill("#f-name", "Studio Hoodie");
+    await page.fill("#f-productId", `hoodie-${Date.now()}`);
+    await page.fill("#f-price", "79");
+    await page.fill("#f-stock", "120");
+    await page.click("#starts-now");
+    await page.click("#create-button");
+    await page.waitForSelector("#form-status:text('Created')");
+    await page.waitForSelector("#live-name:text('Studio Hoodie')");
+    const sale = (await client.adminSales()).sales.find((s) => s.name === "Studio Hoodie");
+    if (!sale) throw new Error("the created sale is not listed");
+    expect(sale.stock).toBe(120);
+    await page.waitForFunction(() =>
+      document.querySelector("#stock-chart svg")?.getAttribute("aria-label")?.includes("120 of 120"),
+    );
+    await page.waitForSelector("#live-status:text('Live now')");
+
+    let midBurst = 0;
+    const statuses = await burst(sale.productToken, 6, 25, 900, async (round) => {
+      if (round !== 2) return;
+      await page.waitForTimeout(1100);
+      midBurst = await remainingInChart();
+      await screenshot(page, "operator-during-burst-desktop");
+    });
+    expect(statuses.filter((s) => s === 202)).toHaveLength(120);
+    expect(statuses.filter((s) => s === 410)).toHaveLength(30);
+    expect(midBurst).toBeLessThan(120);
+    expect(midBurst).toBeGreaterThan(0);
+
+    await page.waitForFunction(() =>
+      document.querySelector("#stock-chart svg")?.getAttribute("aria-label")?.includes(": 0 of 120"),
+    );
+    await site.stack.qstash.idle(20_000);
+    await page.waitForSelector("#k-awaiting:text('120')", { timeout: 10_000 });
+    expect(await legendCount("reserved")).toBe(120);
+    expect(await legendCount("soldOut")).toBe(30);
+    expect(await page.locator("#outcome-chart rect").count()).toBeGreaterThan(3);
+    expect(await text("#invariant")).toBe("Invariant holds");
+    expect(await text("#k-remaining")).toBe("0 / 120");
+    await screenshot(page, "operator-after-burst-desktop");
+  });
+
+  it("adjusts stock, pauses and resumes, and reconciles", async () => {
+    await page.fill("#stock-delta", "10");
+    await page.press("#stock-delta", "Enter");
+    await page.waitForSelector("#k-remaining:text('10 / 130')");
+    await page.fill("#stock-delta", "-50");
+    await page.press("#stock-delta", "Enter");
+    await page.waitForSelector("#stock-error:text('at most 10 can go')");
+
+    await page.click("#pause-button");
+    await page.waitForSelector("#live-status:text('Paused')");
+    await page.click("#pause-button");
+    await page.waitForSelector("#live-status:text('Live now')");
+
+    await page.click("#reconcile-button");
+    await page.waitForSelector("#reconcile-report h3");
+    expect(await text("#reconcile-report .notice")).toBe("Redis and Postgres agree. Nothing to repair.");
+    await screenshot(page, "operator-reconciled-desktop");
+    await page.click("#dead-refresh");
+    expect(await text("#dead-letters")).toContain("No dead letters");
+  });
+
+  it("works on a phone", async () => {
+    await page.setViewportSize(PHONE);
+    await page.waitForTimeout(1200);
+    await screenshot(page, "operator-phone");
+    await page.setViewportSize(DESKTOP);
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * Headless Debian Chromium for the end-to-end tests, driven by playwright-core (no browser download).
+ * `hasChromium` is false when /usr/bin/chromium is missing: the e2e suites then skip and say why.
+ *
+ * @example
+ * const browser = await launchBrowser();
+ * const page = await browser.newPage({ viewport: PHONE });
+ * await screenshot(page, "shopper-paid-phone");
+ */
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+export const hasChromium = existsSync(CHROMIUM_PATH);
+export const SKIP_REASON = `e2e skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`;
+
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS });
+}
+
+export const screenshotDir = resolve(import.meta.dirname, "../../test-output/screenshots");
+
+/** Saves a full-page PNG under test-output/screenshots/ (not committed); returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(screenshotDir, { recursive: true });
+  const path = join(screenshotDir, `${name}.png`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(250);
+  await page.screenshot({ path, fullPage: true, animations: "disabled" });
+  return path;
+}
+
+/** Fails the test on any uncaught error in the page. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  return errors;
+}
