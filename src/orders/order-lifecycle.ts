@@ -9,8 +9,18 @@ import { ackQueuedOrder, readQueuedOrder } from "./queued-order-store";
 type LifecycleDeps = Pick<Deps, "redis" | "db" | "now">;
 
 /**
- * Makes sure an order has its Postgres row: the order-write job's work, also done on demand when a
- * shopper pays or cancels a still-queued order, or a timeout arrives first. Idempotent.
+ * The order-write job's work: the row in Postgres (a duplicate is a no-op), then the outbox entry
+ * acknowledged in Redis. Returns whether this call inserted the row.
+ */
+export async function writeAndAck(deps: LifecycleDeps, order: QueuedOrder): Promise<boolean> {
+  const inserted = await writeOrder(deps.db, order);
+  await ackQueuedOrder(deps.redis, order.saleId, order.orderId);
+  return inserted;
+}
+
+/**
+ * Makes sure an order has its Postgres row, written on demand when a shopper pays or cancels a
+ * still-queued order or a timeout arrives first. Idempotent.
  */
 export async function materializeOrder(
   deps: LifecycleDeps,
@@ -19,10 +29,7 @@ export async function materializeOrder(
   queued?: QueuedOrder | null,
 ): Promise<OrderRow | null> {
   const doc = queued ?? (await readQueuedOrder(deps.redis, saleId, orderId));
-  if (doc) {
-    await writeOrder(deps.db, doc);
-    await ackQueuedOrder(deps.redis, saleId, orderId);
-  }
+  if (doc) await writeAndAck(deps, doc);
   return findOrder(deps.db, orderId);
 }
 
@@ -101,8 +108,10 @@ export async function cancelOrder(
 }
 
 /**
- * The payment-timeout job: expires the order if still unpaid (conditional update) and restores its
- * units. Returns "early" when the database clock says the window is still open.
+ * The payment-timeout job: expires the order if still unpaid (one conditional update, tried first: the
+ * common case costs one statement) and restores its units. A timeout that arrives before the order
+ * write writes the order first, from the job. Returns "early" when the database clock says the
+ * window is still open.
  */
 export async function expireOrder(
   deps: LifecycleDeps,
@@ -110,10 +119,14 @@ export async function expireOrder(
   orderId: string,
   queued?: QueuedOrder | null,
 ): Promise<"expired" | "final" | "early" | "unknown"> {
-  const row = await materializeOrder(deps, saleId, orderId, queued);
-  if (!row) return "unknown";
-  const won = row.status === "awaiting_payment" ? await transitionOrder(deps.db, orderId, "expired") : null;
-  const current = won ?? (await findOrder(deps.db, orderId)) ?? row;
+  let won = await transitionOrder(deps.db, orderId, "expired");
+  let current = won ?? (await findOrder(deps.db, orderId));
+  if (!current) {
+    current = await materializeOrder(deps, saleId, orderId, queued);
+    if (!current) return "unknown";
+    won = current.status === "awaiting_payment" ? await transitionOrder(deps.db, orderId, "expired") : null;
+    current = won ?? (await findOrder(deps.db, orderId)) ?? current;
+  }
   if (current.status === "awaiting_payment") return "early";
   await settleRestore(deps, current);
   return won ? "expired" : "final";

@@ -5,7 +5,7 @@ import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { qstashSignature } from "../middleware/qstash-signature";
 import { type FailureCallback, recordDeadLetter } from "../orders/dead-letters";
-import { expireOrder, materializeOrder } from "../orders/order-lifecycle";
+import { expireOrder, writeAndAck } from "../orders/order-lifecycle";
 import type { QueuedOrder } from "../orders/order-view";
 
 /** A job body: the queued order as the buy route published it. */
@@ -46,8 +46,8 @@ export const jobRoutes = new Hono<AppEnv>()
   )
   .post("/order-write", async (c) => {
     const order = parseJob(c.get("jobBody"));
-    const row = await materializeOrder(deps(c), order.saleId, order.orderId, order);
-    return c.json({ orderId: order.orderId, status: row?.status ?? "unknown" });
+    const inserted = await writeAndAck(deps(c), order);
+    return c.json({ orderId: order.orderId, inserted });
   })
   .post("/payment-timeout", async (c) => {
     const order = parseJob(c.get("jobBody"));
