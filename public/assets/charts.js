@@ -61,9 +61,10 @@ function frame(el, axis, label) {
 }
 
 function timeTicks(f, x, t0, t1) {
-  for (let i = 0; i <= 3; i++) {
-    const t = t0 + ((t1 - t0) * i) / 3;
-    const anchor = i === 0 ? "start" : i === 3 ? "end" : "middle";
+  const n = f.width < 420 ? 2 : 3;
+  for (let i = 0; i <= n; i++) {
+    const t = t0 + ((t1 - t0) * i) / n;
+    const anchor = i === 0 ? "start" : i === n ? "end" : "middle";
     f.root.append(svg("text", { x: x(t), y: f.height - 6, "text-anchor": anchor }, clock.format(t)));
   }
 }

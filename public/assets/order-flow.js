@@ -40,7 +40,7 @@ export function createOrderFlow(hooks) {
     tracker = trackOrder(orderId, shopper.token, {
       onChange: (o) => show(o),
       onError: (r) => {
-        if (r.error.code === "UNKNOWN_ORDER" || r.error.code === "UNAUTHENTICATED") clear();
+        if (r.error.code === "UNKNOWN_ORDER") clear();
         else hooks.say(shopperMessage(r.error));
       },
     });

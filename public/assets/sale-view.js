@@ -1,14 +1,17 @@
 import { callApi } from "./api.js";
+import { buyButtonState } from "./buy-button.js";
 import { serverNow } from "./clock.js";
 import { byId, setText } from "./dom.js";
-import { formatInt, formatMoney, formatSeconds, formatWhen } from "./format.js";
+import { formatSeconds } from "./format.js";
 import { signOut } from "./identity.js";
 import { shopperMessage } from "./messages.js";
 import { createOrderFlow } from "./order-flow.js";
-import { productArtStyle, productInitials } from "./product-art.js";
 import { buyOnce } from "./purchase.js";
-import { statusAt, statusBadge } from "./sale-status.js";
+import { createQuantityStepper } from "./quantity-stepper.js";
+import { renderSaleFacts, renderSaleIdentity } from "./sale-facts.js";
+import { statusAt } from "./sale-status.js";
 import { createTimer } from "./sale-timer.js";
+import { sayOnStage, showOrderLayer } from "./stage.js";
 
 const REFRESH_MS = 3000;
 const OPENING_POLL_MS = 300;
@@ -20,7 +23,6 @@ const OPENING_POLL_MS = 300;
  */
 export function mountSaleView({ account, onSignedOut }) {
   const buyButton = byId("buy-button");
-  const qtyInput = byId("qty-input");
   const timer = createTimer();
   let sale = null;
   let shopper = null;
@@ -32,84 +34,48 @@ export function mountSaleView({ account, onSignedOut }) {
   const order = createOrderFlow({
     getShopper: () => shopper,
     getSale: () => sale,
-    onActiveChange: layers,
+    onActiveChange: (active) => {
+      showOrderLayer(active);
+      render();
+    },
     onStatus: () => refresh(),
     say,
   });
 
-  /** Shows a message under the active layer's button (and clears the other layer's). */
+  const qty = createQuantityStepper({
+    max: () =>
+      sale
+        ? Math.max(1, Math.min(sale.perUserLimit, sale.remaining > 0 ? sale.remaining : sale.perUserLimit))
+        : 1,
+    onChange: () => render(),
+  });
+
   function say(text, tone = "error") {
-    const [active, other] = order.active ? ["order-message", "message"] : ["message", "order-message"];
-    byId(active).dataset.tone = tone;
-    setText(byId(active), text);
-    setText(byId(other), "");
-  }
-
-  function layers(orderActive) {
-    const buyForm = byId("buy-form");
-    const panel = byId("order-panel");
-    buyForm.setAttribute("aria-hidden", String(orderActive));
-    buyForm.inert = orderActive;
-    panel.setAttribute("aria-hidden", String(!orderActive));
-    panel.inert = !orderActive;
-    render();
-  }
-
-  function maxQuantity() {
-    if (!sale) return 1;
-    return Math.max(1, Math.min(sale.perUserLimit, sale.remaining > 0 ? sale.remaining : sale.perUserLimit));
-  }
-
-  function quantity() {
-    const n = Math.round(Number(qtyInput.value));
-    return Math.min(maxQuantity(), Math.max(1, Number.isFinite(n) ? n : 1));
-  }
-
-  function setQuantity(n) {
-    qtyInput.value = String(Math.min(maxQuantity(), Math.max(1, n)));
-    render();
+    sayOnStage(order.active, text, tone);
   }
 
   function render() {
     if (!sale) return;
     const now = serverNow();
     const status = statusAt(sale, now);
-    const badge = statusBadge(status === "opening" ? "live" : status);
-    const badgeEl = byId("sale-badge");
-    badgeEl.className = `badge ${badge.tone}`;
-    setText(badgeEl, badge.text);
-    setText(byId("sale-name"), sale.name);
-    setText(byId("sale-price"), formatMoney(sale.priceCents));
-    setText(byId("sale-limit"), `${formatInt(sale.perUserLimit)} each`);
-    setText(byId("sale-remaining"), `${formatInt(sale.remaining)} of ${formatInt(sale.stock)}`);
-    byId("stock-fill").style.width = `${sale.stock > 0 ? (100 * sale.remaining) / sale.stock : 0}%`;
-    const q = quantity();
-    if (String(q) !== qtyInput.value) qtyInput.value = String(q);
-    qtyInput.max = String(maxQuantity());
-    byId("qty-dec").disabled = q <= 1;
-    byId("qty-inc").disabled = q >= maxQuantity();
+    renderSaleFacts(sale, status);
+    qty.render();
     timer.render(sale, status, now);
-    renderButton(status, now, q);
+    renderButton(status, now, qty.value());
   }
 
-  function renderButton(status, now, q) {
-    const live = status === "live" && Boolean(sale.productToken);
-    const waiting = now < waitUntil;
-    let label = `Buy now · ${formatMoney(sale.priceCents * q)}`;
-    let enabled = live && !buying && !waiting;
-    if (status === "upcoming" || status === "opening") label = `Opens ${formatWhen(sale.startsAt)}`;
-    else if (status === "sold_out") label = "Sold out";
-    else if (status === "paused") label = "Paused";
-    else if (status === "ended") label = "Sale ended";
-    else if (buying) label = "Reserving…";
-    else if (waiting) label = `Try again in ${Math.ceil((waitUntil - now) / 1000)} s`;
-    if (!shopper && status !== "sold_out" && status !== "ended") {
-      label = "Sign in to buy";
-      enabled = true;
-    }
-    buyButton.disabled = !enabled;
+  function renderButton(status, now, quantity) {
+    const state = buyButtonState({
+      sale,
+      status,
+      signedIn: Boolean(shopper),
+      buying,
+      waitMs: waitUntil - now,
+      quantity,
+    });
+    buyButton.disabled = !state.enabled;
     buyButton.setAttribute("aria-busy", String(buying));
-    setText(byId("buy-label"), label);
+    setText(byId("buy-label"), state.label);
     const hold = formatSeconds(sale.paymentWindowSeconds ?? 600);
     setText(byId("buy-note"), `Reserved for ${hold} while you pay. Limit ${sale.perUserLimit} per customer.`);
   }
@@ -146,7 +112,7 @@ export function mountSaleView({ account, onSignedOut }) {
     render();
     const r = await buyOnce({
       productToken: sale.productToken,
-      quantity: quantity(),
+      quantity: qty.value(),
       token: shopper.token,
       onRetry: (res, ms) => say(shopperMessage(res.error, { retryAfter: ms / 1000 }), "info"),
     });
@@ -166,8 +132,8 @@ export function mountSaleView({ account, onSignedOut }) {
     say(shopperMessage(r.error, { retryAfter: r.retryAfter, perUserLimit: sale.perUserLimit }));
     if (code === "RATE_LIMITED" || code === "UNAVAILABLE")
       waitUntil = serverNow() + (r.retryAfter ?? 2) * 1000;
-    if (code === "INSUFFICIENT_STOCK" && r.error.remaining > 0) setQuantity(r.error.remaining);
-    if (code === "LIMIT_EXCEEDED" && r.error.mayStillBuy > 0) setQuantity(r.error.mayStillBuy);
+    if (code === "INSUFFICIENT_STOCK" && r.error.remaining > 0) qty.set(r.error.remaining);
+    if (code === "LIMIT_EXCEEDED" && r.error.mayStillBuy > 0) qty.set(r.error.mayStillBuy);
     if (code === "UNAUTHENTICATED") {
       signOut();
       shopper = null;
@@ -177,12 +143,9 @@ export function mountSaleView({ account, onSignedOut }) {
   }
 
   byId("buy-form").addEventListener("submit", buy);
-  byId("qty-dec").addEventListener("click", () => setQuantity(quantity() - 1));
-  byId("qty-inc").addEventListener("click", () => setQuantity(quantity() + 1));
-  qtyInput.addEventListener("change", () => setQuantity(quantity()));
 
   return {
-    /** Shows a sale: `initial` is a Sale from the API (or null to fetch it). */
+    /** Shows the sale `saleId` (fetched) for `currentShopper` (or null when signed out). */
     async show(saleId, currentShopper) {
       shopper = currentShopper;
       say("");
@@ -198,11 +161,8 @@ export function mountSaleView({ account, onSignedOut }) {
       }
       sale = r.data;
       lastFetch = Date.now();
-      const art = byId("product-art");
-      art.setAttribute("style", productArtStyle(sale));
-      setText(byId("product-initials"), productInitials(sale.name));
-      document.title = `${sale.name} · Drop`;
-      qtyInput.value = "1";
+      renderSaleIdentity(sale);
+      qty.reset();
       order.restore(shopper);
       render();
       loops = [setInterval(tick, 250)];

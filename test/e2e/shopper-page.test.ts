@@ -35,6 +35,29 @@ async function shopperPage(viewport: typeof DESKTOP, userId?: string): Promise<P
   return page;
 }
 
+/** Every error code of the contract a shopper's page can receive, plus a lost connection. */
+const SHOPPER_ERROR_CODES = [
+  "INVALID_REQUEST",
+  "UNAUTHENTICATED",
+  "UNKNOWN_PRODUCT",
+  "UNKNOWN_SALE",
+  "UNKNOWN_ORDER",
+  "SALE_NOT_STARTED",
+  "SALE_ENDED",
+  "SALE_PAUSED",
+  "ALREADY_PURCHASED",
+  "LIMIT_EXCEEDED",
+  "INSUFFICIENT_STOCK",
+  "SOLD_OUT",
+  "RATE_LIMITED",
+  "UNAVAILABLE",
+  "ORDER_EXPIRED",
+  "ORDER_CANCELLED",
+  "ORDER_PAID",
+  "ORDER_NOT_READY",
+  "NETWORK",
+];
+
 const text = async (page: Page, selector: string) => ((await page.textContent(selector)) ?? "").trim();
 
 describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKIP_REASON, () => {
@@ -153,6 +176,87 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     expect((await client.stats(sale.saleId)).remaining).toBe(10);
   });
 
+  it("retries a lost response and a 429 with the same Idempotency-Key, and reserves once", async () => {
+    const sale = await client.createSale({
+      name: "Studio Hoodie",
+      priceCents: 7900,
+      stock: 10,
+      perUserLimit: 5,
+    });
+    const page = await shopperPage(DESKTOP, "erin");
+    const keys: string[] = [];
+    await page.route("**/api/buy/**", async (route) => {
+      keys.push(route.request().headers()["idempotency-key"] ?? "");
+      if (keys.length === 1) {
+        await route.fetch();
+        await route.abort("connectionreset");
+      } else if (keys.length === 2) {
+        await route.fulfill({
+          status: 429,
+          headers: { "Retry-After": "2", "Content-Type": "application/json" },
+          body: JSON.stringify({
+            error: { code: "RATE_LIMITED", message: "Too many attempts.", retryAfterSeconds: 2 },
+          }),
+        });
+      } else {
+        await route.continue();
+      }
+    });
+    await page.goto(`/?sale=${sale.saleId}`);
+    await page.waitForSelector("#buy-button:not([disabled])");
+    await page.click("#buy-button");
+    await page.waitForSelector("#message:text('Too many attempts')");
+    expect(await text(page, "#message")).toBe("Too many attempts. Please wait 2 seconds and try again.");
+    expect(await text(page, "#buy-label")).toBe("Reserving…");
+    await screenshot(page, "shop-rate-limited-desktop");
+    await page.waitForSelector("#order-panel[data-status]", { timeout: 10_000 });
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    const stats = await client.stats(sale.saleId);
+    expect(stats.queued + stats.awaitingPayment).toBe(1);
+    expect(stats.remaining).toBe(9);
+  });
+
+  it("shows an unpaid order as expired once the payment window has run out", async () => {
+    const sale = await client.createSale({
+      name: "Limited Tour Tee",
+      priceCents: 3500,
+      paymentWindowSeconds: 2,
+    });
+    const page = await shopperPage(DESKTOP, "frank");
+    await page.goto(`/?sale=${sale.saleId}`);
+    await page.waitForSelector("#buy-button:not([disabled])");
+    await page.click("#buy-button");
+    await page.waitForSelector('#order-panel[data-status="awaiting_payment"]', { timeout: 20_000 });
+    await page.waitForSelector('#order-panel[data-status="expired"]', { timeout: 40_000 });
+    expect(await text(page, "#order-title")).toBe("Expired");
+    expect(await text(page, "#order-detail")).toBe("The time to pay ran out, so the item went back on sale.");
+    await screenshot(page, "shop-expired-desktop");
+  });
+
+  it("has a distinct, plain message for every error code a shopper can meet", async () => {
+    const page = await shopperPage(DESKTOP);
+    await page.goto("/");
+    // A string, so that the test runner's bundler leaves the browser's import() alone.
+    const messages = (await page.evaluate(`(async () => {
+      const { shopperMessage } = await import("/assets/messages.js");
+      const codes = ${JSON.stringify(SHOPPER_ERROR_CODES)};
+      const extra = { remaining: 2, mayStillBuy: 1 };
+      return {
+        fallback: shopperMessage({ code: "SOMETHING_ELSE" }),
+        byCode: Object.fromEntries(codes.map((code) => [code, shopperMessage({ code, ...extra }, { retryAfter: 3 })])),
+      };
+    })()`)) as { fallback: string; byCode: Record<string, string> };
+    const texts = Object.values(messages.byCode);
+    expect(new Set(texts).size).toBe(texts.length);
+    expect(texts).not.toContain(messages.fallback);
+    expect(messages.byCode.RATE_LIMITED).toBe("Too many attempts. Please wait 3 seconds and try again.");
+    expect(messages.byCode.UNAVAILABLE).toContain("Try again in 3 seconds");
+    expect(messages.byCode.INSUFFICIENT_STOCK).toContain("Only 2 units left");
+    expect(messages.byCode.LIMIT_EXCEEDED).toContain("1 unit more");
+  });
+
   it("opens the buy button at the start time although the visitor's clock is 47 minutes slow", async () => {
     const startsAt = Date.now() + 6000;
     const sale = await client.createSale({
@@ -176,6 +280,7 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     const openedAt = Date.now();
     expect(openedAt).toBeGreaterThanOrEqual(startsAt - 250);
     expect(openedAt).toBeLessThan(startsAt + 2500);
+    await screenshot(page, "shop-opened-desktop");
     await page.click("#buy-button");
     await page.waitForSelector("#order-panel[data-status]");
     expect(pageErrors.flat()).toEqual([]);
