@@ -5,7 +5,7 @@
  */
 import type { BenchEnvironment } from "./environment";
 import { type PgDelta, type PgSnapshot, PgStats } from "./pg-stats";
-import { cpuMicros, treeCpuMicros } from "./proc";
+import { threadCpuMicros, treeCpuMicros } from "./proc";
 import { type RedisDelta, type RedisSnapshot, RedisStats } from "./redis-stats";
 
 type QStashCounters = {
@@ -58,10 +58,10 @@ export class Meter {
       redis,
       pg,
       qstash,
-      workerd: this.env.pids.workerd ? cpuMicros(this.env.pids.workerd) : null,
+      workerd: this.env.pids.workerd ? threadCpuMicros(this.env.pids.workerd) : null,
       postgres: this.env.pids.postgres ? treeCpuMicros(this.env.pids.postgres) : null,
       standIns: own.user + own.system,
-      extra: this.extraPid ? cpuMicros(this.extraPid) : null,
+      extra: this.extraPid ? threadCpuMicros(this.extraPid) : null,
     };
   }
 
