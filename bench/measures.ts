@@ -43,7 +43,13 @@ export function perAttempt(costs: Costs, attempts: number): PerAttempt {
 
 export type Measured = { phase: PhaseSummary; costs: Costs; per: PerAttempt };
 
-export type ProbeResult = Measured & { name: string; expect: string; expectedShare: number };
+export type ProbeResult = Measured & {
+  name: string;
+  expect: string;
+  expectedShare: number;
+  /** Each round's throughput and per-attempt figures (`per` holds their medians). */
+  rounds: { attemptsPerSecond: number; per: PerAttempt }[];
+};
 
 export type Check = { name: string; ok: boolean; detail: string };
 
@@ -61,6 +67,8 @@ export type Meta = {
   worker: string;
   users: number;
   concurrency: number;
+  /** Open-loop arrival rate of the crowd runs, per second; 0 = closed loop. */
+  rate: number;
   seed: number;
   probeSize: number;
   limits: Record<string, string>;
