@@ -130,6 +130,8 @@ async function run(plan: LoadPlan): Promise<LoadResult> {
   let inFlight = 0;
   let soldOutAtMs: number | null = null;
   let hold: Promise<void> | null = null;
+  let firstOfPhase = 0;
+  const interval = plan.kind === "scenario" && plan.rate ? 1000 / plan.rate : 0;
   let tick: Record<string, number> = {};
   let tickDone = 0;
   send({ type: "started" });
@@ -158,6 +160,7 @@ async function run(plan: LoadPlan): Promise<LoadResult> {
     });
     phase = 1;
     phaseStart[1] = performance.now() - t0;
+    firstOfPhase = next;
   };
 
   const lane = async () => {
@@ -166,8 +169,15 @@ async function run(plan: LoadPlan): Promise<LoadResult> {
       const i = next++;
       if (i >= count) return;
       phaseOf[i] = phase;
+      let started = performance.now();
+      if (interval > 0) {
+        // Open loop: attempt i is due at its slot; latency counts from the slot, so a late start
+        // (every connection busy) shows up as latency instead of being left out.
+        const due = t0 + (phaseStart[phase] as number) + (i - firstOfPhase) * interval;
+        if (due > started) await new Promise((r) => setTimeout(r, due - started));
+        started = due;
+      }
       inFlight++;
-      const started = performance.now();
       const answer = await fire(agent, base, plan.target.method, at(i));
       const ended = performance.now();
       inFlight--;

@@ -21,6 +21,8 @@ export type ScenarioPlan = Common & {
   /** Prefix of user ids, so two runs never share a user. */
   tag: string;
   pauseAtSoldOut: boolean;
+  /** Open loop: attempts start at this many per second (0 or absent: closed loop, as fast as answered). */
+  rate?: number;
 };
 
 /** An explicit list of attempts (the per-outcome probes and their preparation). */

@@ -149,7 +149,9 @@ export function printReport(r: BenchResult): void {
     `crowd: ${m.users.toLocaleString("en-US")} users, ${r.project.load.attempts.toLocaleString("en-US")} attempts, seed ${m.seed}, ${m.concurrency} connections · limits ${JSON.stringify(m.limits)}`,
   );
 
-  out("\nEnd to end: same crowd, same load generator (separate process), same connections");
+  out(
+    `\nEnd to end: same crowd, same load generator (separate process), same connections, ${m.rate > 0 ? `open loop at ${m.rate}/s (latency from each attempt's slot)` : "closed loop"}`,
+  );
   const e2e: Cell[][] = [];
   const addRun = (name: string, list: Measured[], server: (p: PerAttempt) => number | null) => {
     for (const { phase: p, per: c } of list)
