@@ -11,7 +11,8 @@
   then decrements the stock, records the user's holding, writes a ledger entry (seed 003), the order
   document and an outbox entry for the order pipeline, and counts the outcome in the sale's timeline.
 
-  KEYS[1]  meta      hash: startsAt, endsAt (ms), paused ("0"/"1"), perUserLimit, paymentWindowMs
+  KEYS[1]  meta      hash: startsAt, endsAt (ms), paused ("0"/"1"), perUserLimit, paymentWindowMs,
+                     epoch (Redis generation, see rebuild-sale.lua), recoveringUntil (ms; paused until then)
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
   KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON)
@@ -34,7 +35,7 @@
   ARGV[10] timeline TTL (seconds)
 
   Returns an array whose first element is the code (src/sale/reserve-outcome.ts maps them):
-    {1, orderId, quantity, expiresAtMs, remaining}   RESERVED
+    {1, orderId, quantity, expiresAtMs, remaining, epoch}   RESERVED
     {2}                                              NOT_INITIALISED
     {3, retryAfterMs}                                RATE_LIMITED
     {4} NOT_STARTED   {5} ENDED   {6} PAUSED
@@ -72,10 +73,11 @@ end
 local previous = redis.call("HGET", KEYS[4], "r:" .. orderId)
 if previous then
   local entry = cjson.decode(previous)
-  return {1, orderId, entry.quantity, entry.expiresAt, entry.after}
+  return {1, orderId, entry.quantity, entry.expiresAt, entry.after, entry.epoch}
 end
 
-local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs")
+local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs", "epoch",
+  "recoveringUntil")
 if not meta[1] then
   return {2}
 end
@@ -108,7 +110,7 @@ end
 if now >= tonumber(meta[2]) then
   return answer({5})
 end
-if meta[3] == "1" then
+if meta[3] == "1" or now < tonumber(meta[7] or "0") then
   return answer({6})
 end
 
@@ -132,12 +134,13 @@ end
 local after = redis.call("DECRBY", KEYS[2], quantity)
 redis.call("HINCRBY", KEYS[3], userId, quantity)
 local expiresAt = now + tonumber(meta[5])
+local epoch = tonumber(meta[6] or "1")
 redis.call("HSET", KEYS[4], "r:" .. orderId, cjson.encode({
   type = "reserve", orderId = orderId, userId = userId, quantity = quantity,
-  before = before, after = after, at = now, expiresAt = expiresAt
+  before = before, after = after, at = now, expiresAt = expiresAt, epoch = epoch
 }))
 redis.call("HSET", KEYS[5], orderId, cjson.encode({
-  orderId = orderId, userId = userId, quantity = quantity, createdAt = now, expiresAt = expiresAt
+  orderId = orderId, userId = userId, quantity = quantity, createdAt = now, expiresAt = expiresAt, epoch = epoch
 }))
 redis.call("ZADD", KEYS[6], now, orderId)
-return answer({1, orderId, quantity, expiresAt, after})
+return answer({1, orderId, quantity, expiresAt, after, epoch})

@@ -1,11 +1,13 @@
 --[[
   restore-stock: give an expired or cancelled order's units back to the stock and to the user's
   allowance, exactly once. The ledger entry "x:<orderId>" is the guard: a second call is a no-op.
+  Only an order this Redis holds a reservation entry "r:<orderId>" for is restored: after a rebuild
+  from Postgres (rebuild-sale.lua) an order that was never counted here has nothing to give back.
 
   KEYS[1]  meta      hash (must exist: restoring into an uninitialised sale would invent stock)
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  ledger    hash: "x:<orderId>" -> restore entry (JSON)
+  KEYS[4]  ledger    hash: "r:<orderId>" must exist; "x:<orderId>" -> restore entry (JSON)
   KEYS[5]  orders    hash: orderId -> queued order document (removed: the order is final)
   KEYS[6]  outbox    zset: orderId (removed: nothing left to publish)
 
@@ -19,6 +21,7 @@
     {1, remaining}  RESTORED
     {2, remaining}  ALREADY_RESTORED (nothing changed)
     {3, 0}          NOT_INITIALISED (nothing changed)
+    {4, remaining}  NOT_RESERVED here (nothing changed; nothing to give back)
 ]]
 local orderId = ARGV[2]
 local userId = ARGV[3]
@@ -29,6 +32,9 @@ if redis.call("EXISTS", KEYS[1]) == 0 then
 end
 if redis.call("HEXISTS", KEYS[4], "x:" .. orderId) == 1 then
   return {2, tonumber(redis.call("GET", KEYS[2]) or "0")}
+end
+if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 0 then
+  return {4, tonumber(redis.call("GET", KEYS[2]) or "0")}
 end
 
 local before = tonumber(redis.call("GET", KEYS[2]) or "0")

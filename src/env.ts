@@ -22,6 +22,7 @@ export type Env = {
   SOLD_OUT_CACHE_MS?: string;
   CATALOG_REFRESH_MS?: string;
   OUTBOX_GRACE_SECONDS?: string;
+  RECOVERY_QUIET_SECONDS?: string;
 };
 
 const secret = z.string().min(8);
@@ -50,6 +51,7 @@ const configSchema = z.object({
   SOLD_OUT_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   CATALOG_REFRESH_MS: positiveInt(5000),
   OUTBOX_GRACE_SECONDS: positiveInt(10),
+  RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
 });
 
 /** Typed, validated settings derived from {@link Env}. */

@@ -11,7 +11,8 @@ function createDb(config: Config) {
     const endpoint = config.NEON_HTTP_ENDPOINT;
     neonConfig.fetchEndpoint = () => endpoint;
   }
-  return drizzle({ client: neon(config.DATABASE_URL), schema });
+  const client = neon(config.DATABASE_URL);
+  return Object.assign(drizzle({ client, schema }), { neon: client });
 }
 
 const clients = new Map<string, Db>();

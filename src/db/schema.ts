@@ -31,6 +31,8 @@ export const sales = pgTable(
     paymentWindowSeconds: integer("payment_window_seconds").notNull(),
     productToken: text("product_token").notNull(),
     paused: boolean("paused").notNull().default(false),
+    /** Redis generation: incremented each time the sale's Redis state is rebuilt from Postgres. */
+    epoch: integer("epoch").notNull().default(1),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [
@@ -67,6 +69,8 @@ export const orders = pgTable(
     cancelledAt: ts("cancelled_at"),
     /** when the units went back to Redis (expired and cancelled orders only) */
     restoredAt: ts("restored_at"),
+    /** the Redis generation (sales.epoch) whose stock counts this order's units */
+    epoch: integer("epoch").notNull().default(1),
   },
   (t) => [
     index("orders_sale_status_idx").on(t.saleId, t.status),

@@ -1,8 +1,9 @@
 import type { Deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError, StoreUnavailableError } from "../errors";
+import { debitStock } from "../sale/debit-stock";
 import { restoreStock } from "../sale/restore-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
-import { findOrder, markRestored, transitionOrder, writeOrder } from "./order-repository";
+import { findOrder, markCounted, markRestored, transitionOrder, writeOrder } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";
 import { ackQueuedOrder, readQueuedOrder } from "./queued-order-store";
 
@@ -13,9 +14,31 @@ type LifecycleDeps = Pick<Deps, "redis" | "db" | "now">;
  * acknowledged in Redis. Returns whether this call inserted the row.
  */
 export async function writeAndAck(deps: LifecycleDeps, order: QueuedOrder): Promise<boolean> {
-  const inserted = await writeOrder(deps.db, order);
+  const written = await writeOrder(deps.db, order);
+  const live = written.status === "awaiting_payment" || written.status === "paid";
+  if (live && written.orderEpoch < written.saleEpoch)
+    await countInRebuiltRedis(deps, order, written.saleEpoch);
   await ackQueuedOrder(deps.redis, order.saleId, order.orderId);
-  return inserted;
+  return written.inserted;
+}
+
+/**
+ * An order reserved in a Redis that was since lost and rebuilt reached Postgres after the rebuild:
+ * count it in the new Redis (once), then record that it is counted. Until the rebuild is in Redis the
+ * write answers 503 and QStash tries again.
+ */
+async function countInRebuiltRedis(deps: LifecycleDeps, order: QueuedOrder, epoch: number): Promise<void> {
+  const outcome = await debitStock(deps.redis, order, epoch, deps.now);
+  if (outcome.kind === "not_ready") {
+    throw new StoreUnavailableError(
+      "redis",
+      new Error(`sale ${order.saleId} epoch ${epoch} not rebuilt yet`),
+    );
+  }
+  if (outcome.kind === "debited" && outcome.remaining < 0) {
+    console.error(`sale ${order.saleId}: late order ${order.orderId} took remaining to ${outcome.remaining}`);
+  }
+  await markCounted(deps.db, order.orderId, epoch);
 }
 
 /**
@@ -46,6 +69,7 @@ export async function settleRestore(deps: LifecycleDeps, row: OrderRow): Promise
     deps.now,
   );
   if (outcome.kind === "not_initialised") return;
+  // "not_reserved": a rebuilt Redis never counted this order, so there is nothing to give back.
   soldOutCache.clear(row.saleId);
   await markRestored(deps.db, row.id);
 }

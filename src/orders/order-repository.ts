@@ -15,34 +15,65 @@ const rowColumns = {
   expiresAt: orders.expiresAt,
   paidAt: orders.paidAt,
   restoredAt: orders.restoredAt,
+  epoch: orders.epoch,
+};
+
+export type WriteResult = {
+  inserted: boolean;
+  status: OrderRow["status"] | null;
+  /** the Redis generation whose stock counts this order */
+  orderEpoch: number;
+  /** the sale's current Redis generation */
+  saleEpoch: number;
 };
 
 /**
  * Writes a reserved order, once: the row (awaiting payment), the user's holding (bounded by the
  * per-user limit in a check constraint) and a `written` event, in one statement. A replay or a
- * duplicate delivery inserts nothing. Returns whether this call inserted it.
+ * duplicate delivery inserts nothing. The sale row is read FOR SHARE, so a write and a rebuild of
+ * the sale's Redis state (which locks that row) never interleave: either the rebuild sees this order,
+ * or this write sees the rebuild's new epoch and the order is counted again (debit-stock.lua).
  */
-export async function writeOrder(db: Db, order: QueuedOrder): Promise<boolean> {
+export async function writeOrder(db: Db, order: QueuedOrder): Promise<WriteResult> {
   const result = await withDb(() =>
-    db.execute<{ inserted: number }>(sql`
-      with ins as (
-        insert into orders (id, sale_id, user_id, quantity, status, created_at, expires_at)
-        values (${order.orderId}, ${order.saleId}, ${order.userId}, ${order.quantity}, 'awaiting_payment',
-                ${iso(order.createdAt)}::timestamptz, ${iso(order.expiresAt)}::timestamptz)
+    db.execute<Record<string, unknown>>(sql`
+      with s as (
+        select id, epoch, per_user_limit from sales where id = ${order.saleId} for share
+      ), ins as (
+        insert into orders (id, sale_id, user_id, quantity, status, created_at, expires_at, epoch)
+        select ${order.orderId}, s.id, ${order.userId}, ${order.quantity}, 'awaiting_payment',
+               ${iso(order.createdAt)}::timestamptz, ${iso(order.expiresAt)}::timestamptz, ${order.epoch}
+        from s
         on conflict (id) do nothing
-        returning id, sale_id, user_id, quantity
+        returning id, sale_id, user_id, quantity, status, epoch
       ), held as (
         insert into holdings (sale_id, user_id, units, per_user_limit)
-        select ins.sale_id, ins.user_id, ins.quantity, s.per_user_limit from ins join sales s on s.id = ins.sale_id
+        select ins.sale_id, ins.user_id, ins.quantity, s.per_user_limit from ins join s on s.id = ins.sale_id
         on conflict (sale_id, user_id) do update set units = holdings.units + excluded.units
         returning 1
       ), ev as (
         insert into order_events (order_id, sale_id, type) select id, sale_id, 'written' from ins
         on conflict do nothing returning 1
       )
-      select (select count(*) from ins)::int as inserted, (select count(*) from held)::int as held`),
+      select (select count(*) from ins)::int as inserted,
+             coalesce((select status from ins), (select status from orders where id = ${order.orderId})) as status,
+             coalesce((select epoch from ins), (select epoch from orders where id = ${order.orderId})) as order_epoch,
+             (select epoch from s) as sale_epoch`),
   );
-  return Number(result.rows[0]?.inserted ?? 0) === 1;
+  const row = result.rows[0] ?? {};
+  return {
+    inserted: Number(row.inserted ?? 0) === 1,
+    status: (row.status as OrderRow["status"] | null) ?? null,
+    orderEpoch: Number(row.order_epoch ?? order.epoch),
+    saleEpoch: Number(row.sale_epoch ?? order.epoch),
+  };
+}
+
+/** Records that the order's units are counted in the sale's current Redis generation. */
+export async function markCounted(db: Db, orderId: string, epoch: number): Promise<void> {
+  await withDb(() =>
+    db.execute(sql`update orders set epoch = ${epoch} where id = ${orderId} and epoch < ${epoch}`),
+  );
 }
 
 /** An order row, optionally only if it belongs to `userId`. */
@@ -82,7 +113,7 @@ export async function transitionOrder(
       with upd as (
         update orders set ${set}
         where id = ${orderId} and ${owner} and status = 'awaiting_payment' and ${timing}
-        returning id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at
+        returning id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch
       ), released as (
         update holdings h set units = h.units - upd.quantity from upd
         where ${releases} and h.sale_id = upd.sale_id and h.user_id = upd.user_id
@@ -115,7 +146,7 @@ export async function markRestored(db: Db, orderId: string): Promise<void> {
 export async function findUnrestored(db: Db, limit: number): Promise<OrderRow[]> {
   const result = await withDb(() =>
     db.execute<Record<string, unknown>>(sql`
-      select id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at from orders
+      select id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch from orders
       where status in ('expired', 'cancelled') and restored_at is null order by created_at limit ${limit}`),
   );
   return result.rows.map(toOrderRow);
@@ -143,5 +174,6 @@ function toOrderRow(r: Record<string, unknown>): OrderRow {
     expiresAt: date(r.expires_at) as Date,
     paidAt: date(r.paid_at),
     restoredAt: date(r.restored_at),
+    epoch: Number(r.epoch ?? 1),
   };
 }

@@ -21,6 +21,8 @@ export type QueuedOrder = {
   quantity: number;
   createdAt: number;
   expiresAt: number;
+  /** the Redis generation that reserved it (see lua/rebuild-sale.lua) */
+  epoch: number;
 };
 
 /** An order row as the repository reads it. */
@@ -34,6 +36,7 @@ export type OrderRow = {
   expiresAt: Date;
   paidAt: Date | null;
   restoredAt: Date | null;
+  epoch: number;
 };
 
 export function queuedView(order: QueuedOrder): OrderView {
@@ -72,5 +75,6 @@ export function parseQueuedOrder(saleId: string, json: string | null): QueuedOrd
     quantity: Number(doc.quantity),
     createdAt: Number(doc.createdAt),
     expiresAt: Number(doc.expiresAt),
+    epoch: Number(doc.epoch ?? 1),
   };
 }

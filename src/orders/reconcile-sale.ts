@@ -11,6 +11,7 @@ import type { QueuedOrder } from "./order-view";
 import { type SaleStats, saleStats } from "./sale-stats";
 
 type LedgerEntry = {
+  epoch?: number;
   type: string;
   orderId?: string;
   userId?: string;
@@ -87,6 +88,7 @@ export async function reconcileSale(
         quantity: Number(entry.quantity),
         createdAt: Number(entry.at),
         expiresAt: Number(entry.expiresAt),
+        epoch: Number(entry.epoch ?? 1),
       };
       await enqueueOrder(deps.config, order, { generation: `r${Math.floor(deps.now / 60_000)}` });
       republished.push(orderId);

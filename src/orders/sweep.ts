@@ -1,6 +1,7 @@
 import { dbClient } from "../db/client";
 import { type Env, readConfig } from "../env";
 import { redisClient } from "../redis";
+import { recoverLostSales } from "../sale/recover-sales";
 import { readAllSales } from "../sale/sale-store";
 import { enqueueOrder } from "./enqueue-order";
 import { expireOrder, settleRestore } from "./order-lifecycle";
@@ -10,10 +11,17 @@ import { readStaleOutbox } from "./queued-order-store";
 const BATCH = 200;
 const OVERDUE_GRACE_SECONDS = 15;
 
-export type SweepReport = { republished: number; restored: number; expired: number; errors: number };
+export type SweepReport = {
+  recovered: number;
+  republished: number;
+  restored: number;
+  expired: number;
+  errors: number;
+};
 
 /**
  * The Cron Trigger's work, every minute; each step is idempotent and safe beside the QStash jobs:
+ * 0. sales Redis lost (a failover, a flush) are rebuilt from Postgres;
  * 1. outbox entries older than the grace period (a worker died before publishing, or the write job was
  *    dead-lettered) are published again, under a per-minute deduplication id;
  * 2. expired or cancelled orders whose units are not back in Redis yet are restored;
@@ -22,7 +30,7 @@ export type SweepReport = { republished: number; restored: number; expired: numb
 export async function sweep(env: Env, now: number): Promise<SweepReport> {
   const config = readConfig(env);
   const deps = { config, redis: redisClient(config), db: dbClient(config), now };
-  const report: SweepReport = { republished: 0, restored: 0, expired: 0, errors: 0 };
+  const report: SweepReport = { recovered: 0, republished: 0, restored: 0, expired: 0, errors: 0 };
   const attempt = async (work: () => Promise<unknown>) => {
     try {
       await work();
@@ -34,6 +42,9 @@ export async function sweep(env: Env, now: number): Promise<SweepReport> {
     }
   };
 
+  await attempt(async () => {
+    report.recovered = (await recoverLostSales(deps)).length;
+  });
   await attempt(async () => {
     for (const sale of await readAllSales(deps.redis)) {
       const stale = await readStaleOutbox(

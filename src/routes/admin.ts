@@ -11,6 +11,8 @@ import { saleStats } from "../orders/sale-stats";
 import { adjustStock } from "../sale/adjust-stock";
 import { registerProductToken } from "../sale/catalog";
 import { productToken } from "../sale/product-token";
+import { rebuildSale } from "../sale/rebuild-sale";
+import { recoverLostSales } from "../sale/recover-sales";
 import { parseSaleDefinition, parseStockDelta } from "../sale/sale-definition";
 import { toSaleView } from "../sale/sale-record";
 import {
@@ -77,10 +79,7 @@ export const adminRoutes = new Hono<AppEnv>()
     };
     if (!(await insertSale(d.db, record))) {
       const existing = await findSaleByToken(d.db, token);
-      if (existing) {
-        await preheatSale(d.redis, recordFromRow(existing));
-        await registerProductToken(d.redis, existing.id, token);
-      }
+      await recoverLostSales(d);
       throw new ApiError("CONFLICT", "This product already has a sale; use another productId.", {
         details: { saleId: existing?.id ?? null },
       });
@@ -105,6 +104,13 @@ export const adminRoutes = new Hono<AppEnv>()
     const d = deps(c);
     const report = await reconcileSale(d, sale.saleId, d.config.OUTBOX_GRACE_SECONDS * 1000);
     if (report.paused) forgetSaleList();
+    return c.json(report);
+  })
+  .post("/sales/:saleId/rebuild", async (c) => {
+    const d = deps(c);
+    const report = await rebuildSale(d, c.req.param("saleId"), d.config.RECOVERY_QUIET_SECONDS);
+    if (!report) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+    forgetSaleList();
     return c.json(report);
   })
   .post("/sales/:saleId/pause", (c) => pauseRoute(c, true))

@@ -6,8 +6,9 @@ import { newOrderId } from "../ids";
 import { authenticateShopper } from "../middleware/shopper-auth";
 import { enqueueOrder } from "../orders/enqueue-order";
 import { clientIp, MAX_BUY_BODY_BYTES, parseBuyBody, parseIdempotencyKey } from "../sale/buy-request";
-import { resolveProductToken } from "../sale/catalog";
+import { CatalogMissingError, resolveProductToken } from "../sale/catalog";
 import { looksLikeProductToken } from "../sale/product-token";
+import { recoverLostSales } from "../sale/recover-sales";
 import type { ReserveOutcome } from "../sale/reserve-outcome";
 import { reserveStock } from "../sale/reserve-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
@@ -18,14 +19,20 @@ import { soldOutCache } from "../sale/sold-out-cache";
  * token costs none (Bloom filter), and so does an attempt on a sale this isolate saw sold out.
  */
 export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => {
-  const { config, redis, now, defer } = deps(c);
+  const d = deps(c);
+  const { config, redis, now, defer } = d;
   const { quantity } = parseBuyBody(await readBoundedBody(c.req.raw, MAX_BUY_BODY_BYTES));
   const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
   const userId = await authenticateShopper(c.req.header("Authorization"), config.JWT_SECRET);
 
   const token = c.req.param("productToken");
   const saleId = looksLikeProductToken(token)
-    ? await resolveProductToken(redis, token, { now, refreshMs: config.CATALOG_REFRESH_MS, defer })
+    ? await resolveProductToken(redis, token, { now, refreshMs: config.CATALOG_REFRESH_MS, defer }).catch(
+        (e) => {
+          if (e instanceof CatalogMissingError) defer(recoverLostSales(d));
+          throw e;
+        },
+      )
     : null;
   if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
   if (idempotencyKey === null && soldOutCache.has(saleId, now)) throw soldOut();
@@ -47,6 +54,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
       windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
     },
   );
+  if (outcome.kind === "not_initialised") defer(recoverLostSales(d));
   if (outcome.kind !== "reserved") {
     if (outcome.kind === "sold_out") soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
     throw rejection(outcome);
@@ -59,6 +67,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
     quantity: outcome.quantity,
     createdAt: now,
     expiresAt: outcome.expiresAt,
+    epoch: outcome.epoch,
   };
   defer(enqueueOrder(config, order));
   return c.json(

@@ -27,6 +27,7 @@ function parseJob(body: string): QueuedOrder {
     quantity: Number(job.quantity),
     createdAt: Number(job.createdAt),
     expiresAt: Number(job.expiresAt),
+    epoch: Number.isInteger(job.epoch) ? Number(job.epoch) : 1,
   };
 }
 

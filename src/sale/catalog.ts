@@ -1,10 +1,22 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import type { BloomFilter } from "bloom-filters";
+import { StoreUnavailableError } from "../errors";
 import { withRedis } from "../redis";
 import { catalogKeys } from "./keys";
 import { buildTokenFilter, parseTokenFilter } from "./token-filter";
 
 type Loaded = { filter: BloomFilter | null; version: string; checkedAt: number };
+
+/**
+ * Redis has no catalog at all: it lost its data (or was never set up). Answered 503, never 404: a
+ * live sale's token must not look unknown while its state is being rebuilt from Postgres.
+ */
+export class CatalogMissingError extends StoreUnavailableError {
+  override name = "CatalogMissingError";
+  constructor() {
+    super("redis", new Error("catalog missing in Redis"));
+  }
+}
 type Resolved = { saleId: string | null; until: number };
 
 const NEGATIVE_TTL_MS = 5_000;
@@ -21,7 +33,8 @@ async function load(redis: Redis, now: number): Promise<Loaded> {
       .exec<[string | null, string | null]>(),
   );
   resolved.clear();
-  return { filter: bloom ? parseTokenFilter(bloom) : null, version: version ?? "0", checkedAt: now };
+  if (version === null) throw new CatalogMissingError();
+  return { filter: bloom ? parseTokenFilter(bloom) : null, version, checkedAt: now };
 }
 
 async function ensureLoaded(redis: Redis, now: number): Promise<Loaded> {
@@ -40,8 +53,10 @@ async function ensureLoaded(redis: Redis, now: number): Promise<Loaded> {
 async function refreshIfStale(redis: Redis, now: number, refreshMs: number): Promise<void> {
   if (!loaded || now - loaded.checkedAt < refreshMs) return;
   loaded.checkedAt = now;
-  const version = await redis.get<string>(catalogKeys.version).catch(() => null);
-  if (version !== null && version !== loaded.version) loaded = await load(redis, now).catch(() => loaded);
+  const version = await redis.get<string>(catalogKeys.version).catch(() => undefined);
+  if (version === null) loaded = null;
+  else if (version !== undefined && version !== loaded.version)
+    loaded = await load(redis, now).catch(() => loaded);
 }
 
 /**

@@ -2,7 +2,14 @@ import type { ScriptReply } from "./scripts";
 
 /** What one buy attempt came to: the reservation script's return codes as values. */
 export type ReserveOutcome =
-  | { kind: "reserved"; orderId: string; quantity: number; expiresAt: number; remaining: number }
+  | {
+      kind: "reserved";
+      orderId: string;
+      quantity: number;
+      expiresAt: number;
+      remaining: number;
+      epoch: number;
+    }
   | { kind: "not_initialised" }
   | { kind: "rate_limited"; retryAfterMs: number }
   | { kind: "not_started" }
@@ -15,7 +22,7 @@ export type ReserveOutcome =
 
 /** The one place reserve-stock.lua's return codes are read (see the script's header). */
 export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
-  const [code, a, b, c, d] = reply;
+  const [code, a, b, c, d, e] = reply;
   switch (Number(code)) {
     case 1:
       return {
@@ -24,6 +31,7 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
         quantity: Number(b),
         expiresAt: Number(c),
         remaining: Number(d),
+        epoch: Number(e ?? 1),
       };
     case 2:
       return { kind: "not_initialised" };

@@ -6,7 +6,8 @@ import { runScript, type ScriptReply } from "./scripts";
 export type RestoreOutcome =
   | { kind: "restored"; remaining: number }
   | { kind: "already_restored"; remaining: number }
-  | { kind: "not_initialised" };
+  | { kind: "not_initialised" }
+  | { kind: "not_reserved"; remaining: number };
 
 /**
  * Gives an expired or cancelled order's units back to the stock and the user's allowance, exactly once
@@ -34,6 +35,8 @@ export async function restoreStock(
       return { kind: "already_restored", remaining: Number(remaining) };
     case 3:
       return { kind: "not_initialised" };
+    case 4:
+      return { kind: "not_reserved", remaining: Number(remaining) };
     default:
       throw new Error(`restore-stock returned an unknown code: ${String(code)}`);
   }

@@ -14,6 +14,8 @@ export type SaleRecord = {
   initialStock: number;
   remaining: number;
   productToken: string;
+  /** paused until then (ms) while a rebuild from Postgres settles; 0 otherwise */
+  recoveringUntil?: number;
 };
 
 export type SaleStatus = "upcoming" | "live" | "sold_out" | "ended" | "paused";
@@ -38,7 +40,7 @@ export type SaleView = {
 export function saleStatus(sale: SaleRecord, now: number): SaleStatus {
   if (now >= sale.endsAt) return "ended";
   if (now < sale.startsAt) return "upcoming";
-  if (sale.paused) return "paused";
+  if (sale.paused || now < (sale.recoveringUntil ?? 0)) return "paused";
   if (sale.remaining <= 0) return "sold_out";
   return "live";
 }
@@ -104,5 +106,6 @@ export function fromMetaFields(
     initialStock: Number(meta.initialStock),
     remaining: Number(remaining ?? 0),
     productToken: meta.productToken ?? "",
+    recoveringUntil: Number(meta.recoveringUntil ?? 0),
   };
 }

@@ -1,6 +1,8 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import adjustStockLua from "../../lua/adjust-stock.lua";
+import debitStockLua from "../../lua/debit-stock.lua";
 import initSaleLua from "../../lua/init-sale.lua";
+import rebuildSaleLua from "../../lua/rebuild-sale.lua";
 import reserveStockLua from "../../lua/reserve-stock.lua";
 import restoreStockLua from "../../lua/restore-stock.lua";
 
@@ -13,6 +15,8 @@ export const scriptSources = {
   restoreStock: restoreStockLua,
   adjustStock: adjustStockLua,
   initSale: initSaleLua,
+  debitStock: debitStockLua,
+  rebuildSale: rebuildSaleLua,
 } as const;
 
 export type ScriptName = keyof typeof scriptSources;

@@ -27,7 +27,7 @@ describe("reserve-stock.lua against a real redis-server", () => {
   it("walks seed 000: stock 5, limit 2 — 101 buys 2, again, 102 buys 2, 103 asks 3, then 2", async () => {
     await initSale(redis, saleId, { stock: 5, perUserLimit: 2, startsAt: now - 1000, endsAt: now + 60_000 });
     const first = await reserve(redis, saleId, { orderId: "a1", userId: "101", quantity: 2, now });
-    expect(first).toEqual([1, "a1", 2, now + 60_000, 3]);
+    expect(first).toEqual([1, "a1", 2, now + 60_000, 3, 1]);
     expect(await reserve(redis, saleId, { orderId: order(), userId: "101", quantity: 1, now })).toEqual([
       7, 2,
     ]);

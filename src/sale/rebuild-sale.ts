@@ -1,0 +1,127 @@
+import type { Deps } from "../context";
+import { withDb } from "../db/client";
+import { withRedis } from "../redis";
+import { registerProductToken } from "./catalog";
+import { saleKeys } from "./keys";
+import { toMetaFields } from "./sale-record";
+import { runScript, type ScriptReply } from "./scripts";
+import { soldOutCache } from "./sold-out-cache";
+
+type SaleRow = {
+  id: string;
+  product_id: string;
+  name: string;
+  price_cents: number;
+  initial_stock: number;
+  stock_adjustments: number;
+  per_user_limit: number;
+  starts_at: string;
+  ends_at: string;
+  payment_window_seconds: number;
+  product_token: string;
+  paused: boolean;
+  epoch: number;
+};
+const ms = (v: unknown) => new Date(v as string).getTime();
+type LiveOrder = { id: string; user_id: string; quantity: number; created_at: string; expires_at: string };
+
+export type RebuildReport = {
+  saleId: string;
+  epoch: number;
+  stock: number;
+  liveOrders: number;
+  liveUnits: number;
+  remaining: number;
+  pausedUntil: string;
+};
+
+/**
+ * Rebuilds a sale's Redis state from Postgres, for when Redis lost it (a failover with asynchronous
+ * replication, a flush) or an operator asks. In one Postgres transaction the sale moves to a new epoch
+ * (its row is locked, so no order write interleaves: see writeOrder), expired and cancelled orders
+ * whose units had not come back are settled, and every live order is counted in the new epoch. Redis
+ * then gets stock = initial + adjustments - live units, the holdings, one ledger entry per live order,
+ * and a pause of `quietSeconds` during which order writes still in flight from the lost Redis land and
+ * are counted (debit-stock.lua) before anyone can buy again.
+ */
+export async function rebuildSale(
+  deps: Pick<Deps, "redis" | "db" | "now">,
+  saleId: string,
+  quietSeconds: number,
+): Promise<RebuildReport | null> {
+  const sql = deps.db.neon;
+  const [sales, , live] = await withDb(() =>
+    sql.transaction([
+      sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
+      sql`with settled as (
+            update orders set restored_at = now()
+            where sale_id = ${saleId} and status in ('expired', 'cancelled') and restored_at is null
+            returning id, sale_id
+          )
+          insert into order_events (order_id, sale_id, type, detail)
+          select id, sale_id, 'restored', '{"by":"rebuild"}'::jsonb from settled on conflict do nothing`,
+      sql`update orders set epoch = (select epoch from sales where id = ${saleId})
+          where sale_id = ${saleId} and status in ('awaiting_payment', 'paid')
+          returning id, user_id, quantity, created_at, expires_at`,
+    ]),
+  );
+  const sale = (sales as SaleRow[])[0];
+  if (!sale) return null;
+  const orders = live as LiveOrder[];
+  const stock = sale.initial_stock + sale.stock_adjustments;
+  const liveUnits = orders.reduce((sum, o) => sum + o.quantity, 0);
+  const pausedUntil = deps.now + quietSeconds * 1000;
+  const holdings: Record<string, number> = {};
+  const ledger: Record<string, string> = {};
+  for (const o of orders) {
+    holdings[o.user_id] = (holdings[o.user_id] ?? 0) + o.quantity;
+    ledger[`r:${o.id}`] = JSON.stringify({
+      type: "reserve",
+      orderId: o.id,
+      userId: o.user_id,
+      quantity: o.quantity,
+      at: ms(o.created_at),
+      expiresAt: ms(o.expires_at),
+      epoch: sale.epoch,
+      rebuilt: true,
+    });
+  }
+  const meta = {
+    ...toMetaFields({
+      saleId: sale.id,
+      productId: sale.product_id,
+      name: sale.name,
+      priceCents: sale.price_cents,
+      perUserLimit: sale.per_user_limit,
+      startsAt: ms(sale.starts_at),
+      endsAt: ms(sale.ends_at),
+      paused: sale.paused,
+      paymentWindowMs: sale.payment_window_seconds * 1000,
+      stock,
+      initialStock: sale.initial_stock,
+      productToken: sale.product_token,
+    }),
+    epoch: String(sale.epoch),
+    recoveringUntil: String(pausedUntil),
+  };
+  const keys = saleKeys(saleId);
+  await withRedis(() =>
+    runScript<ScriptReply>(
+      deps.redis,
+      "rebuildSale",
+      [keys.meta, keys.stock, keys.holdings, keys.ledger, keys.orders, keys.outbox],
+      [JSON.stringify(meta), stock - liveUnits, JSON.stringify(holdings), JSON.stringify(ledger)],
+    ),
+  );
+  await registerProductToken(deps.redis, saleId, sale.product_token);
+  soldOutCache.clear(saleId);
+  return {
+    saleId,
+    epoch: sale.epoch,
+    stock,
+    liveOrders: orders.length,
+    liveUnits,
+    remaining: stock - liveUnits,
+    pausedUntil: new Date(pausedUntil).toISOString(),
+  };
+}
