@@ -1,0 +1,50 @@
+/**
+ * `npm run chaos`: builds the worker, runs every fault scenario (each on a fresh local stack, under the
+ * concurrent workload, then the checker), prints the table and writes chaos/output/report.md and
+ * report.json (plus each scenario's history). Exits non-zero when any scenario fails.
+ *
+ * @example
+ * npm run chaos                                   # every scenario, full size (a few minutes)
+ * npm run chaos -- --size ci --only qstash-chaos  # one scenario, CI size
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { buildWorker } from "../local/worker-runtime";
+import { markdownTable, terminalTable, writeReport } from "./report";
+import { runScenario, type ScenarioResult, type Size } from "./scenario";
+import { scenarios } from "./scenarios";
+
+const { values: args } = parseArgs({
+  options: {
+    size: { type: "string", default: "full" },
+    only: { type: "string", default: "" },
+    seed: { type: "string", default: "1" },
+    out: { type: "string", default: join(import.meta.dirname, "output") },
+  },
+});
+const size = args.size as Size;
+const seed = Number(args.seed);
+const only = new Set(args.only.split(",").filter(Boolean));
+const chosen = scenarios.filter((s) => only.size === 0 || only.has(s.name));
+
+const startedAt = new Date();
+console.log(`chaos: building the worker, then ${chosen.length} scenario(s), size ${size}, seed ${seed}`);
+await buildWorker();
+const results: ScenarioResult[] = [];
+for (const scenario of chosen) {
+  const result = await runScenario(scenario, size, { seed, out: args.out });
+  results.push(result);
+}
+const durationMs = Date.now() - startedAt.getTime();
+const files = await writeReport(args.out, results, {
+  size,
+  seed,
+  startedAt: startedAt.toISOString(),
+  durationMs,
+});
+console.log(`\n${terminalTable(results)}\n`);
+console.log(`report: ${files.md}, ${files.json}`);
+await writeFile(join(args.out, "report.table.md"), `${markdownTable(results)}\n`);
+const failed = results.filter((r) => r.verdict === "FAIL" || r.verdict === "error");
+process.exit(failed.length ? 1 : 0);

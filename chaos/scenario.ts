@@ -1,0 +1,142 @@
+/**
+ * What a fault scenario is and how one runs: a fresh local stack and worker, one live sale, the
+ * shopper workload with the scenario's faults injected alongside, the faults healed, the sale settled,
+ * then the checker on the stores. Sizes: `ci` (seconds, for `npm test`) and `full` (`npm run chaos`).
+ *
+ * @example
+ * const result = await runScenario(qstashChaos, "ci");
+ * expect(result.check.violations).toEqual([]);
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type AppUnderTest, startApp } from "../test/support/app";
+import { type CheckOptions, type CheckResult, checkSale, printCheck } from "./checker";
+import { type RecordingClient, recordingClient } from "./client";
+import { History } from "./history";
+import { settle } from "./settle";
+import { runWorkload, type WorkloadOptions } from "./workload";
+
+export type Size = "ci" | "full";
+
+export type Sale = { saleId: string; productToken: string; [k: string]: unknown };
+
+export type ScenarioContext = {
+  app: AppUnderTest;
+  sale: Sale;
+  client: RecordingClient;
+  history: History;
+  size: Size;
+  /** scale a duration: `ms(3_000, 15_000)` is 3 s in CI and 15 s in the full run */
+  ms(ci: number, full: number): number;
+  /** the shopper workload with this run's defaults; `overrides` may shorten it or change the mix */
+  workload(overrides?: Partial<WorkloadOptions>): Promise<void>;
+  /** records a fault as injected (shown in the report) */
+  fault(description: string): void;
+  log(line: string): void;
+};
+
+export type Scenario = {
+  name: string;
+  title: string;
+  /** worker settings besides the chaos defaults */
+  vars?: Record<string, string>;
+  /** sale definition overrides */
+  sale?: Record<string, unknown>;
+  checkOptions?: CheckOptions;
+  /** a reason to skip (e.g. the feature it needs is not there yet), or null to run */
+  skip?(): Promise<string | null>;
+  run(ctx: ScenarioContext): Promise<void>;
+};
+
+export type ScenarioResult = {
+  name: string;
+  title: string;
+  verdict: "pass" | "FAIL" | "skipped" | "error";
+  faults: string[];
+  durationMs: number;
+  settledMs: number;
+  check?: CheckResult;
+  reason?: string;
+};
+
+export const CHAOS_VARS = {
+  RATE_LIMIT_USER_PER_WINDOW: "1000",
+  RATE_LIMIT_IP_PER_WINDOW: "100000",
+  OUTBOX_GRACE_SECONDS: "2",
+};
+
+export async function runScenario(
+  scenario: Scenario,
+  size: Size,
+  opts: { log?: (line: string) => void; seed?: number; out?: string } = {},
+): Promise<ScenarioResult> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const started = Date.now();
+  const base = { name: scenario.name, title: scenario.title, faults: [] as string[], settledMs: 0 };
+  const skip = await scenario.skip?.();
+  if (skip) {
+    log(`[${scenario.name}] skipped: ${skip}`);
+    return { ...base, verdict: "skipped", durationMs: 0, reason: skip };
+  }
+  const app = await startApp({ vars: { ...CHAOS_VARS, ...scenario.vars } });
+  try {
+    const sale = (await app.api.createSale({
+      stock: size === "ci" ? 30 : 120,
+      perUserLimit: 2,
+      paymentWindowSeconds: 3,
+      ...scenario.sale,
+    })) as Sale;
+    const history = new History();
+    const client = recordingClient(app.worker.url, history, { timeoutMs: 4_000 });
+    const ms = (ci: number, full: number) => (size === "ci" ? ci : full);
+    const ctx: ScenarioContext = {
+      app,
+      sale,
+      client,
+      history,
+      size,
+      ms,
+      workload: (overrides = {}) =>
+        runWorkload(client, {
+          productToken: sale.productToken,
+          users: size === "ci" ? 40 : 150,
+          durationMs: ms(6_000, 30_000),
+          concurrency: size === "ci" ? 6 : 12,
+          seed: opts.seed ?? 1,
+          ...overrides,
+        }),
+      fault: (d) => {
+        base.faults.push(d);
+        log(`[${scenario.name}] fault: ${d}`);
+      },
+      log: (line) => log(`[${scenario.name}] ${line}`),
+    };
+    log(`[${scenario.name}] ${scenario.title} (${size})`);
+    await scenario.run(ctx);
+    const { settledMs } = await settle(app, sale.saleId, { timeoutMs: ms(60_000, 150_000), log: ctx.log });
+    const check = await checkSale(app, sale.saleId, history.toJSON(), scenario.checkOptions);
+    printCheck(check, ctx.log);
+    if (opts.out) {
+      await mkdir(opts.out, { recursive: true });
+      const file = join(opts.out, `${scenario.name}.history.json`);
+      await writeFile(file, JSON.stringify({ saleId: sale.saleId, ops: history.toJSON() }));
+    }
+    return {
+      ...base,
+      verdict: check.ok ? "pass" : "FAIL",
+      durationMs: Date.now() - started,
+      settledMs,
+      check,
+    };
+  } catch (error) {
+    log(`[${scenario.name}] error: ${(error as Error).stack ?? error}`);
+    return {
+      ...base,
+      verdict: "error",
+      durationMs: Date.now() - started,
+      reason: String((error as Error).message),
+    };
+  } finally {
+    await app.stop();
+  }
+}
