@@ -68,6 +68,9 @@ export function mountAccount({ onChange }) {
     (dev ? byId("user-id") : byId("token-input")).focus();
   }
 
+  dialog.addEventListener("input", () => {
+    error.textContent = "";
+  });
   devForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     const userId = byId("user-id").value;

@@ -30,12 +30,13 @@ export function niceAxis(v) {
   return { step, max: Math.ceil(w / step) * step };
 }
 
-const clock = new Intl.DateTimeFormat(undefined, {
-  hour: "2-digit",
-  minute: "2-digit",
-  second: "2-digit",
-  hourCycle: "h23",
-});
+/** An axis label relative to now: "now", "-20 s", "-2:30". */
+function ago(ms) {
+  const seconds = Math.round(ms / 1000);
+  if (seconds <= 0) return "now";
+  if (seconds < 90) return `-${seconds} s`;
+  return `-${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+}
 
 function frame(el, axis, label) {
   const yMax = axis.max;
@@ -60,12 +61,12 @@ function frame(el, axis, label) {
   return { root, width, height, plotW, plotH, y };
 }
 
-function timeTicks(f, x, t0, t1) {
+function timeTicks(f, x, t0, t1, now = t1) {
   const n = f.width < 420 ? 2 : 3;
   for (let i = 0; i <= n; i++) {
     const t = t0 + ((t1 - t0) * i) / n;
     const anchor = i === 0 ? "start" : i === n ? "end" : "middle";
-    f.root.append(svg("text", { x: x(t), y: f.height - 6, "text-anchor": anchor }, clock.format(t)));
+    f.root.append(svg("text", { x: x(t), y: f.height - 6, "text-anchor": anchor }, ago(now - t)));
   }
 }
 

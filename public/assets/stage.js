@@ -2,12 +2,14 @@ import { byId } from "./dom.js";
 
 /**
  * The purchase card's two layers, stacked in one grid cell so the card never changes height: the buy
- * form and the order panel. The hidden one is inert (no focus, not read out); focus follows the switch.
+ * form and the order panel. The hidden one is inert (no focus, not read out); focus follows the switch
+ * (also when it was lost, e.g. the buy button was disabled while it held focus).
  */
 export function showOrderLayer(orderActive) {
   const buyForm = byId("buy-form");
   const panel = byId("order-panel");
-  const moveFocus = (orderActive ? buyForm : panel).contains(document.activeElement);
+  const lost = !document.activeElement || document.activeElement === document.body;
+  const moveFocus = lost || (orderActive ? buyForm : panel).contains(document.activeElement);
   buyForm.setAttribute("aria-hidden", String(orderActive));
   buyForm.inert = orderActive;
   panel.setAttribute("aria-hidden", String(!orderActive));

@@ -257,6 +257,56 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     expect(messages.byCode.LIMIT_EXCEEDED).toContain("1 unit more");
   });
 
+  it("works with the keyboard alone, and moves focus to the order", async () => {
+    const sale = await client.createSale({ name: "Keyboard Edition", priceCents: 2500 });
+    const page = await shopperPage(DESKTOP, "grace");
+    await page.goto("/");
+    await page.locator(`a[data-sale-id="${sale.saleId}"]`).waitFor();
+    const focused = () =>
+      page.evaluate(
+        () => document.activeElement?.id || document.activeElement?.getAttribute("data-sale-id") || "",
+      );
+    const tabTo = async (target: string) => {
+      for (let i = 0; i < 25 && (await focused()) !== target; i++) await page.keyboard.press("Tab");
+      expect(await focused()).toBe(target);
+    };
+    await tabTo(sale.saleId);
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("#buy-button:not([disabled])");
+    await tabTo("qty-inc");
+    await page.keyboard.press("Enter");
+    expect(await page.inputValue("#qty-input")).toBe("2");
+    await tabTo("buy-button");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('#order-panel[data-status="awaiting_payment"]', { timeout: 20_000 });
+    expect(await focused()).toBe("order-title");
+    await page.waitForSelector("#pay-button:not([disabled])");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("pay-button");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('#order-panel[data-status="paid"]');
+    expect(await text(page, "#receipt-qty")).toBe("2");
+  });
+
+  it("takes the shop's token handed over in the URL or pasted in the sign-in dialog", async () => {
+    const handed = await shopperPage(PHONE);
+    await handed.goto(`/#token=${await client.login("heidi")}`);
+    await handed.waitForSelector("#account-name:text('heidi')");
+    expect(new URL(handed.url()).hash).toBe("");
+
+    const pasted = await shopperPage(DESKTOP);
+    await pasted.goto("/");
+    await pasted.click("#signin-open");
+    await pasted.click("#token-details summary");
+    await pasted.fill("#token-input", "not a token");
+    await pasted.click("#token-signin button[type=submit]");
+    expect(await text(pasted, "#signin-error")).toContain("not a sign-in token");
+    await pasted.fill("#token-input", await client.login("ivan"));
+    await screenshot(pasted, "shop-paste-token-desktop");
+    await pasted.click("#token-signin button[type=submit]");
+    await pasted.waitForSelector("#account-name:text('ivan')");
+  });
+
   it("opens the buy button at the start time although the visitor's clock is 47 minutes slow", async () => {
     const startsAt = Date.now() + 6000;
     const sale = await client.createSale({
