@@ -1,5 +1,6 @@
 /**
  * A tiny element builder: attributes, properties (`on*` handlers, `hidden`, `disabled`), children.
+ * `style` goes through the CSSOM, which the pages' Content-Security-Policy (no inline styles) allows.
  *
  * @example
  * h("button", { class: "btn", onclick: () => buy() }, "Buy now")
@@ -10,6 +11,7 @@ export function h(tag, attrs = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);
     else if (name === "hidden" || name === "disabled" || name === "value") el[name] = value;
+    else if (name === "style") el.style.cssText = value;
     else el.setAttribute(name, value === true ? "" : String(value));
   }
   el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));

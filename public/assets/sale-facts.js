@@ -5,7 +5,7 @@ import { statusBadge } from "./sale-status.js";
 
 /** The sale page's artwork and title (once per sale). */
 export function renderSaleIdentity(sale) {
-  byId("product-art").setAttribute("style", productArtStyle(sale));
+  byId("product-art").style.cssText = productArtStyle(sale);
   setText(byId("product-initials"), productInitials(sale.name));
   document.title = `${sale.name} · Drop`;
 }

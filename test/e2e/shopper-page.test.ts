@@ -80,7 +80,8 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
       startsAt: new Date(Date.now() + 900_000).toISOString(),
     });
     const page = await shopperPage(DESKTOP);
-    await page.goto("/");
+    const response = await page.goto("/");
+    expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
     const card = page.locator(`a[data-sale-id="${sale.saleId}"]`);
     await card.waitFor();
     await screenshot(page, "shop-list-desktop");

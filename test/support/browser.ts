@@ -47,9 +47,13 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
-/** Fails the test on any uncaught error in the page. */
+/** Collects what should never happen on a page: uncaught errors and Content-Security-Policy violations. */
 export function watchErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error" && message.text().includes("Content Security Policy"))
+      errors.push(message.text());
+  });
   return errors;
 }
