@@ -21,6 +21,9 @@ type LedgerEntry = {
   adjustmentId?: string;
 };
 
+const DRIFT_RECHECK_MS = 1_000;
+const driftOf = (s: SaleStats) => s.stock - (s.remaining + s.liveUnits + s.pendingRestoreUnits);
+
 export type ReconcileReport = {
   saleId: string;
   checkedLedgerEntries: number;
@@ -117,8 +120,15 @@ export async function reconcileSale(
     .filter((r) => r.status === "awaiting_payment" && !reserved.has(r.id))
     .map((r) => r.id);
 
-  const stats = await saleStats(deps, saleId);
-  const drift = stats.stock - (stats.remaining + stats.liveUnits + stats.pendingRestoreUnits);
+  let stats = await saleStats(deps, saleId);
+  let drift = driftOf(stats);
+  if (drift !== 0 || stats.usersOverLimit > 0) {
+    // a live sale moves between readings: only a drift that is still there a moment later is real
+    await new Promise((r) => setTimeout(r, DRIFT_RECHECK_MS));
+    const again = await saleStats(deps, saleId);
+    if (driftOf(again) !== drift) drift = 0;
+    stats = again;
+  }
   const paused = drift !== 0 || stats.usersOverLimit > 0;
   if (paused) {
     await setSalePaused(deps.redis, saleId, true);

@@ -7,15 +7,18 @@ import { enqueueOrder } from "./enqueue-order";
 import { expireOrder, settleRestore } from "./order-lifecycle";
 import { findOrder, findOverdue, findUnrestored } from "./order-repository";
 import { readStaleOutbox } from "./queued-order-store";
+import { reconcileSale } from "./reconcile-sale";
 
 const BATCH = 200;
 const OVERDUE_GRACE_SECONDS = 15;
+const RECONCILE_AFTER_END_MS = 3600_000;
 
 export type SweepReport = {
   recovered: number;
   republished: number;
   restored: number;
   expired: number;
+  reconciled: number;
   errors: number;
 };
 
@@ -25,12 +28,20 @@ export type SweepReport = {
  * 1. outbox entries older than the grace period (a worker died before publishing, or the write job was
  *    dead-lettered) are published again, under a per-minute deduplication id;
  * 2. expired or cancelled orders whose units are not back in Redis yet are restored;
- * 3. unpaid orders well past their window (their timeout job is late or lost) are expired.
+ * 3. live sales (and those ended within the hour) are reconciled: Redis ledger against Postgres;
+ * 4. unpaid orders well past their window (their timeout job is late or lost) are expired.
  */
 export async function sweep(env: Env, now: number): Promise<SweepReport> {
   const config = readConfig(env);
   const deps = { config, redis: redisClient(config), db: dbClient(config), now };
-  const report: SweepReport = { recovered: 0, republished: 0, restored: 0, expired: 0, errors: 0 };
+  const report: SweepReport = {
+    recovered: 0,
+    republished: 0,
+    restored: 0,
+    expired: 0,
+    reconciled: 0,
+    errors: 0,
+  };
   const attempt = async (work: () => Promise<unknown>) => {
     try {
       await work();
@@ -62,6 +73,14 @@ export async function sweep(env: Env, now: number): Promise<SweepReport> {
   await attempt(async () => {
     for (const row of await findUnrestored(deps.db, BATCH)) {
       if (await attempt(() => settleRestore(deps, row))) report.restored++;
+    }
+  });
+  await attempt(async () => {
+    for (const sale of await readAllSales(deps.redis)) {
+      if (sale.startsAt > now || sale.endsAt < now - RECONCILE_AFTER_END_MS) continue;
+      const result = await reconcileSale(deps, sale.saleId, config.OUTBOX_GRACE_SECONDS * 1000);
+      report.reconciled++;
+      if (result.paused) console.error(`reconcile paused sale ${sale.saleId}: drift ${result.drift}`);
     }
   });
   await attempt(async () => {

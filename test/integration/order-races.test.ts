@@ -77,7 +77,7 @@ async function waitForStats(
 
 describe("pay against timeout", () => {
   it("500 races: exactly one of paid or expired wins each, and stock comes back exactly once", async () => {
-    const sale = await app.api.createSale({ stock: 500, perUserLimit: 1, paymentWindowSeconds: 10 });
+    const sale = await app.api.createSale({ stock: 500, perUserLimit: 1, paymentWindowSeconds: 15 });
     const bought = await buyOut(sale.productToken, 500, () => 1);
     expect(bought).toHaveLength(500);
     // the races start once every order exists; a slow machine must not let the windows close first
@@ -86,7 +86,7 @@ describe("pay against timeout", () => {
     await pool(bought, 32, async (order) => {
       const fireAt = order.expiresAt + (Math.random() * 2000 - 1000);
       await sleep(Math.max(0, fireAt - Date.now()));
-      const job = { ...order, saleId: sale.saleId, createdAt: order.expiresAt - 10_000 };
+      const job = { ...order, saleId: sale.saleId, createdAt: order.expiresAt - 15_000 };
       const [pay] = await Promise.all([
         app.api.order(order.orderId, order.userId, "pay"),
         deliverJob(app, "/api/jobs/payment-timeout", job),

@@ -6,7 +6,7 @@ let app: AppUnderTest;
 
 beforeAll(async () => {
   app = await startApp({
-    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", RECOVERY_QUIET_SECONDS: "2", OUTBOX_GRACE_SECONDS: "1" },
+    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", RECOVERY_QUIET_SECONDS: "5", OUTBOX_GRACE_SECONDS: "1" },
   });
 });
 afterAll(async () => {
@@ -51,7 +51,13 @@ describe("Redis restarted empty mid-sale (the failover case)", () => {
     app.stack.qstash.resume();
     await app.drain();
     expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe(String(stock - 30));
-    await sleep(2100);
+    const deadline = Date.now() + 20_000;
+    while (
+      (await app.api.call("GET", `/api/sales/${sale.saleId}`)).body.status === "paused" &&
+      Date.now() < deadline
+    ) {
+      await sleep(100);
+    }
 
     // selling resumes and stops at exactly the stock
     const after = await Promise.all(Array.from({ length: 12 }, (_, i) => buy(`after-${i}`, 2)));
