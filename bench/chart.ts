@@ -10,7 +10,14 @@ const PAD = { left: 64, right: 24 };
 const COLORS: Record<string, string> = { project: "#2563eb", naive: "#dc2626", "no-op": "#6b7280" };
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
 
-type Series = { name: string; buckets: Bucket[]; bucketMs: number; soldOutAtMs: number | null };
+type Series = {
+  name: string;
+  buckets: Bucket[];
+  bucketMs: number;
+  soldOutAtMs: number | null;
+  /** Only this outcome's answers (e.g. "202"); all answers when absent. */
+  only?: string;
+};
 
 function linePanel(
   y0: number,
@@ -24,7 +31,9 @@ function linePanel(
   const xMax = Math.max(1, ...series.map((s) => s.buckets.length * s.bucketMs)) / 1000;
   const values = series.flatMap((s) => s.buckets.map((b) => value(b, s)));
   const yMaxRaw = Math.max(1, ...values);
-  const yMin = log ? Math.max(0.1, Math.min(...values.filter((v) => v > 0), yMaxRaw)) : 0;
+  const yMin = log
+    ? 10 ** Math.floor(Math.log10(Math.max(0.1, Math.min(...values.filter((v) => v > 0), yMaxRaw))))
+    : 0;
   const yMax = log ? 10 ** Math.ceil(Math.log10(yMaxRaw)) : niceCeil(yMaxRaw);
   const x = (t: number) => PAD.left + (t / xMax) * (W - PAD.left - PAD.right);
   const y = (v: number) =>
@@ -104,13 +113,61 @@ export function renderChart(r: BenchResult): string {
       : []),
     ...(r.noop ? [{ name: "no-op route", ...pick(r.noop.load), soldOutAtMs: null }] : []),
   ];
-  const perSecond = (b: Bucket, s: Series) => (b.count / s.bucketMs) * 1000;
-  const panels = [
-    linePanel(60, 200, "Answers per second (dashed: first SOLD_OUT answer)", series, perSecond, "per s"),
-    linePanel(320, 200, "p99 latency per time slice (log scale)", series, (b) => b.p99, "ms", true),
+  const perSecond = (b: Bucket, s: Series) =>
+    ((s.only ? (b.byOutcome[s.only] ?? 0) : b.count) / s.bucketMs) * 1000;
+  const rush: Series[] = [
+    {
+      name: "project all answers",
+      buckets: r.project.load.rushBuckets,
+      bucketMs: 100,
+      soldOutAtMs: r.project.soldOutAtMs,
+    },
+    {
+      name: "project 202 reserved",
+      buckets: r.project.load.rushBuckets,
+      bucketMs: 100,
+      soldOutAtMs: null,
+      only: "202",
+    },
+    ...(r.naive
+      ? [
+          {
+            name: "naive all answers",
+            buckets: r.naive.load.rushBuckets,
+            bucketMs: 100,
+            soldOutAtMs: r.naive.load.soldOutAtMs,
+          },
+          {
+            name: "naive 202 reserved",
+            buckets: r.naive.load.rushBuckets,
+            bucketMs: 100,
+            soldOutAtMs: null,
+            only: "202",
+          },
+        ]
+      : []),
   ];
-  const bars = barsPanel(590, r);
-  const height = 590 + bars.height + 30;
+  const panels = [
+    linePanel(
+      60,
+      180,
+      "The rush: answers per second until sold out (100 ms slices)",
+      rush,
+      perSecond,
+      "per s",
+    ),
+    linePanel(
+      300,
+      180,
+      "Whole crowd: answers per second (dashed line: first SOLD_OUT answer)",
+      series,
+      perSecond,
+      "per s",
+    ),
+    linePanel(540, 180, "p99 latency per time slice (log scale)", series, (b) => b.p99, "ms", true),
+  ];
+  const bars = barsPanel(790, r);
+  const height = 790 + bars.height + 30;
   const m = r.meta;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="system-ui, sans-serif">
 <style>.title{font-size:13px;font-weight:600}.axis{font-size:11px;fill:#444}.legend{font-size:12px}.frame{fill:none;stroke:#ccc}</style>

@@ -239,6 +239,9 @@ async function run(plan: LoadPlan): Promise<LoadResult> {
     attempts: count,
     phases,
     ...buckets(finished, latency, outcome, labels),
+    rushBuckets: splitAtSoldOut
+      ? buckets(finished, latency, outcome, labels, (i) => phaseOf[i] === 0, 100).buckets
+      : [],
     soldOutAtMs: soldOutAtMs === null ? null : Math.round(soldOutAtMs),
     reservedOrders: orders.size,
     reservedUnits: sumUnits(orders),
@@ -253,17 +256,21 @@ function sumUnits(orders: Map<string, number>): number {
   return units;
 }
 
+/** Answers per time slice (about 300 slices over the run, or `fixedMs` each) for the chart. */
 function buckets(
   finished: Float64Array,
   latency: Float64Array,
   outcome: Uint16Array,
   labels: string[],
+  include: (i: number) => boolean = () => true,
+  fixedMs = 0,
 ): { buckets: Bucket[]; bucketMs: number } {
   let end = 0;
   for (const t of finished) end = Math.max(end, t);
-  const bucketMs = Math.max(100, Math.ceil(end / 300 / 50) * 50);
+  const bucketMs = fixedMs || Math.max(100, Math.ceil(end / 300 / 50) * 50);
   const groups: { lat: number[]; byOutcome: Record<string, number> }[] = [];
   finished.forEach((t, i) => {
+    if (!include(i)) return;
     const b = Math.floor(t / bucketMs);
     while (groups.length <= b) groups.push({ lat: [], byOutcome: {} });
     const g = groups[b] as (typeof groups)[number];

@@ -68,6 +68,8 @@ export type LoadResult = {
   phases: PhaseSummary[];
   buckets: Bucket[];
   bucketMs: number;
+  /** The rush alone, in 100 ms slices (empty when the run was not split at sell-out). */
+  rushBuckets: Bucket[];
   /** ms from the first request to the first SOLD_OUT answer (null: never sold out). */
   soldOutAtMs: number | null;
   /** Distinct orders and units the 202 answers named (replays carry the same order id). */

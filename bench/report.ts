@@ -232,7 +232,7 @@ export function printReport(r: BenchResult): void {
   ]) {
     const p = r.probes.find((x) => x.name === name);
     if (!p || p.costs.redis.scripts.calls === 0) continue;
-    const n = p.phase.attempts;
+    const n = p.per.attempts;
     const inside = Object.entries(p.costs.redis.other)
       .sort((a, b) => b[1].calls - a[1].calls)
       .map(([cmd, v]) => `${cmd.toUpperCase()} ${round(v.calls / n, 2)}`)
