@@ -224,6 +224,9 @@ export function printReport(r: BenchResult): void {
   if (ladder.length > 0) {
     out("\nWhere the worker's CPU goes (differences between probes; workerd CPU µs per attempt)");
     out(table(["step", "adds", "total µs", "step µs"], ladder));
+    out(
+      "  steps under ~50 µs are within run-to-run noise on a shared machine; `npx tsx bench/micro.ts` measures them directly",
+    );
   }
   for (const name of [
     "reserve (admitted, stock left)",
