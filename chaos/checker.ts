@@ -38,7 +38,8 @@ export type Rule =
   | "unknown"
   | "ledger"
   | "unsettled"
-  | "sale";
+  | "sale"
+  | "scenario";
 
 export type Violation = { rule: Rule; detail: string; orderId?: string; userId?: string };
 

@@ -10,7 +10,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AppUnderTest, startApp } from "../test/support/app";
-import { type CheckOptions, type CheckResult, checkSale, printCheck } from "./checker";
+import { type CheckOptions, type CheckResult, checkSale, printCheck, type Violation } from "./checker";
 import { type RecordingClient, recordingClient } from "./client";
 import { History } from "./history";
 import { settle } from "./settle";
@@ -32,6 +32,8 @@ export type ScenarioContext = {
   workload(overrides?: Partial<WorkloadOptions>): Promise<void>;
   /** records a fault as injected (shown in the report) */
   fault(description: string): void;
+  /** records a violation the scenario itself observed (beside the checker's) */
+  violation(detail: string): void;
   log(line: string): void;
 };
 
@@ -40,8 +42,8 @@ export type Scenario = {
   title: string;
   /** worker settings besides the chaos defaults */
   vars?: Record<string, string>;
-  /** sale definition overrides */
-  sale?: Record<string, unknown>;
+  /** sale definition overrides for a size */
+  sale?: (size: Size) => Record<string, unknown>;
   checkOptions?: CheckOptions;
   /** a reason to skip (e.g. the feature it needs is not there yet), or null to run */
   skip?(): Promise<string | null>;
@@ -73,6 +75,7 @@ export async function runScenario(
   const log = opts.log ?? ((line: string) => console.log(line));
   const started = Date.now();
   const base = { name: scenario.name, title: scenario.title, faults: [] as string[], settledMs: 0 };
+  const own: Violation[] = [];
   const skip = await scenario.skip?.();
   if (skip) {
     log(`[${scenario.name}] skipped: ${skip}`);
@@ -84,7 +87,7 @@ export async function runScenario(
       stock: size === "ci" ? 30 : 120,
       perUserLimit: 2,
       paymentWindowSeconds: 3,
-      ...scenario.sale,
+      ...scenario.sale?.(size),
     })) as Sale;
     const history = new History();
     const client = recordingClient(app.worker.url, history, { timeoutMs: 4_000 });
@@ -110,11 +113,17 @@ export async function runScenario(
         log(`[${scenario.name}] fault: ${d}`);
       },
       log: (line) => log(`[${scenario.name}] ${line}`),
+      violation: (detail) => {
+        own.push({ rule: "scenario", detail });
+        log(`[${scenario.name}] VIOLATION ${detail}`);
+      },
     };
     log(`[${scenario.name}] ${scenario.title} (${size})`);
     await scenario.run(ctx);
     const { settledMs } = await settle(app, sale.saleId, { timeoutMs: ms(60_000, 150_000), log: ctx.log });
     const check = await checkSale(app, sale.saleId, history.toJSON(), scenario.checkOptions);
+    check.violations.push(...own);
+    check.ok = check.violations.length === 0;
     printCheck(check, ctx.log);
     if (opts.out) {
       await mkdir(opts.out, { recursive: true });

@@ -1,5 +1,16 @@
 import type { Scenario } from "../scenario";
+import { clockSkew } from "./clock-skew";
+import { crashBeforePublish } from "./crash-before-publish";
+import { jobEndpointDown } from "./job-endpoint-down";
+import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 
 /** Every scenario `npm run chaos` runs, in order. */
-export const scenarios: Scenario[] = [qstashChaos];
+export const scenarios: Scenario[] = [
+  qstashChaos,
+  deliveriesFailing,
+  jobEndpointDown,
+  crashBeforePublish,
+  postgresRestart,
+  clockSkew,
+];
