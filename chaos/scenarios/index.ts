@@ -4,6 +4,7 @@ import { crashBeforePublish } from "./crash-before-publish";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
+import { redisLoss } from "./redis-loss";
 
 /** Every scenario `npm run chaos` runs, in order. */
 export const scenarios: Scenario[] = [
@@ -13,4 +14,5 @@ export const scenarios: Scenario[] = [
   crashBeforePublish,
   postgresRestart,
   clockSkew,
+  redisLoss,
 ];
