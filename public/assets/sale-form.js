@@ -23,22 +23,15 @@ const INPUT_OF = {
   endsAt: "f-endsAt",
 };
 
-/** The server's validation message in plain words (zod's wording is for developers). */
+/**
+ * The server's validation message for a field. The server words them for operators; only the fields
+ * this form shows in other units (dollars, minutes) get their own sentence.
+ */
 export function friendlyFieldError(field, message) {
-  if (/received undefined|expected string to have >=1/i.test(message)) return "Required.";
-  if (field === "startsAt" || field === "endsAt") {
-    if (/after/i.test(message)) return "Must be after the start.";
-    return "Pick a date and time.";
-  }
-  if (/expected number, received/i.test(message)) return "Enter a number.";
-  if (/expected int/i.test(message)) return "Use a whole number.";
-  if (field === "paymentWindowSeconds" && /too (small|big)/i.test(message))
-    return "Between 1 minute and 7 days.";
-  const small = /too small.*>=?\s*(-?\d+)/i.exec(message);
-  if (small) return `Must be at least ${small[1]}.`;
-  const big = /too big.*<=?\s*(-?\d+)/i.exec(message);
-  if (big) return `Must be at most ${Number(big[1]).toLocaleString()}.`;
-  return message.charAt(0).toUpperCase() + message.slice(1);
+  if (field === "priceCents")
+    return /number/i.test(message) ? "Enter a price." : "Enter a price from $0 to $10,000,000.";
+  if (field === "paymentWindowSeconds") return "Between 1 minute and 7 days.";
+  return message;
 }
 
 /** A datetime-local value ("2026-11-21T14:05:00") for a time, in the browser's zone. */

@@ -78,10 +78,10 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
   it("shows the server's validation errors next to the fields", async () => {
     await page.fill("#f-stock", "-5");
     await page.click("#create-button");
-    await page.waitForSelector("#e-name:text('Required')");
-    expect(await text("#e-productId")).toBe("Required.");
-    expect(await text("#e-priceCents")).toBe("Required.");
-    expect(await text("#e-stock")).toBe("Must be at least 0.");
+    await page.waitForSelector("#e-name:text('Enter a name.')");
+    expect(await text("#e-productId")).toBe("Enter a product id.");
+    expect(await text("#e-priceCents")).toBe("Enter a price.");
+    expect(await text("#e-stock")).toBe("The stock must be at least 0.");
     expect(await page.getAttribute("#f-stock", "aria-invalid")).toBe("true");
     expect(await text("#e-perUserLimit")).toBe("");
     await screenshot(page, "operator-form-errors-desktop");
