@@ -54,8 +54,11 @@ function linePanel(
   for (const v of ticks)
     parts.push(`<text x="${PAD.left - 6}" y="${y(v) + 4}" class="axis" text-anchor="end">${fmt(v)}</text>`);
   parts.push(`<text x="${PAD.left - 6}" y="${y0 - 8}" class="axis" text-anchor="end">${esc(unit)}</text>`);
-  for (let t = 0; t <= xMax; t += tickStep(xMax))
+  const step = tickStep(xMax);
+  for (let k = 0; k * step <= xMax; k++) {
+    const t = Math.round(k * step * 100) / 100;
     parts.push(`<text x="${x(t)}" y="${y0 + h + 14}" class="axis" text-anchor="middle">${t}s</text>`);
+  }
   for (const s of series) {
     const color = COLORS[s.name.split(" ")[0] ?? ""] ?? "#111";
     const points = s.buckets.map(
@@ -189,7 +192,7 @@ function niceCeil(v: number): number {
 }
 
 function tickStep(max: number): number {
-  return [1, 2, 5, 10, 15, 30, 60, 120].find((s) => max / s <= 12) ?? 300;
+  return [0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120].find((s) => max / s <= 12) ?? 300;
 }
 
 function fmt(v: number): string {

@@ -139,17 +139,18 @@ async function run(plan: LoadPlan): Promise<LoadResult> {
   const t0 = performance.now();
 
   const progress = setInterval(() => {
+    const done = Math.min(next, count) - inFlight;
     send({
       type: "progress",
       label: plan.label,
       phase: phaseNames[phase] as string,
-      done: next - inFlight,
+      done,
       total: count,
-      perSecond: next - inFlight - tickDone,
+      perSecond: done - tickDone,
       inFlight,
       counts: tick,
     });
-    tickDone = next - inFlight;
+    tickDone = done;
     tick = {};
   }, 1_000);
 
