@@ -55,10 +55,10 @@ export function useToken(raw) {
   return save({ userId: claims.sub, token, expiresAt });
 }
 
-/** True when this deployment offers `POST /api/dev/login` (the local stack): an empty body gets 400 there, 404 elsewhere. */
+/** True when this deployment offers `POST /api/dev/login` (the local stack): `GET /api/dev/login` says so. */
 export async function devSignInAvailable() {
-  const r = await callApi("/api/dev/login", { method: "POST", body: {} });
-  return r.status === 400;
+  const r = await callApi("/api/dev/login");
+  return r.ok && r.data.enabled === true;
 }
 
 /** Signs in as any user id through the dev-only route. Returns the shopper or `{ error }`. */
