@@ -12,6 +12,7 @@ import { recoverLostSales } from "../sale/recover-sales";
 import type { ReserveOutcome } from "../sale/reserve-outcome";
 import { reserveStock } from "../sale/reserve-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
+import { storeNow } from "../sale/store-clock";
 
 /**
  * `POST /api/buy/:productToken`: the contract's checks in order (400, 401, 404, then one reservation
@@ -20,21 +21,24 @@ import { soldOutCache } from "../sale/sold-out-cache";
  */
 export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => {
   const d = deps(c);
-  const { config, redis, now, defer } = d;
+  const { config, redis, defer } = d;
   const { quantity } = parseBuyBody(await readBoundedBody(c.req.raw, MAX_BUY_BODY_BYTES));
   const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
   const userId = await authenticateShopper(c.req.header("Authorization"), config.JWT_SECRET);
 
   const token = c.req.param("productToken");
   const saleId = looksLikeProductToken(token)
-    ? await resolveProductToken(redis, token, { now, refreshMs: config.CATALOG_REFRESH_MS, defer }).catch(
-        (e) => {
-          if (e instanceof CatalogMissingError) defer(recoverLostSales(d));
-          throw e;
-        },
-      )
+    ? await resolveProductToken(redis, token, {
+        now: d.now,
+        refreshMs: config.CATALOG_REFRESH_MS,
+        defer,
+      }).catch((e) => {
+        if (e instanceof CatalogMissingError) defer(recoverLostSales(d));
+        throw e;
+      })
     : null;
   if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
+  const now = await storeNow(redis, defer);
   if (idempotencyKey === null && soldOutCache.has(saleId, now)) throw soldOut();
 
   const outcome = await reserveStock(

@@ -4,6 +4,7 @@ import { ApiError } from "../errors";
 import type { SaleRecord } from "../sale/sale-record";
 import { saleStatus, toSaleView } from "../sale/sale-record";
 import { readAllSales } from "../sale/sale-store";
+import { storeNow } from "../sale/store-clock";
 
 const LIST_CACHE_MS = 500;
 let listCache: { at: number; sales: SaleRecord[] } | null = null;
@@ -16,10 +17,15 @@ async function cachedSales(redis: Parameters<typeof readAllSales>[0], now: numbe
   return sales;
 }
 
-/** `GET /api/sales` (live and upcoming) and `GET /api/sales/:saleId`, as shoppers see them. */
+/**
+ * `GET /api/sales` (live and upcoming) and `GET /api/sales/:saleId`, as shoppers see them. Status and
+ * `serverTime` follow the store's clock, the one the reservation script decides the window by, so a
+ * page counting down to `startsAt` opens its button when buying actually opens.
+ */
 export const saleRoutes = new Hono<AppEnv>()
   .get("/", async (c) => {
-    const { redis, now } = deps(c);
+    const { redis, defer } = deps(c);
+    const now = await storeNow(redis, defer);
     const sales = (await cachedSales(redis, now)).filter((s) => saleStatus(s, now) !== "ended");
     return c.json({
       sales: sales.map((s) => toSaleView(s, now, "shopper")),
@@ -27,7 +33,8 @@ export const saleRoutes = new Hono<AppEnv>()
     });
   })
   .get("/:saleId", async (c) => {
-    const { redis, now } = deps(c);
+    const { redis, defer } = deps(c);
+    const now = await storeNow(redis, defer);
     const sale = (await cachedSales(redis, now)).find((s) => s.saleId === c.req.param("saleId"));
     if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
     c.header("Cache-Control", "no-store");
