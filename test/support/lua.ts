@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Redis } from "ioredis";
 import { saleKeys } from "../../src/sale/keys";
+import { reserveScriptCall } from "../../src/sale/reserve-stock";
 
 const root = resolve(import.meta.dirname, "../..");
 export const lua = (name: string) => readFileSync(join(root, "lua", `${name}.lua`), "utf8");
@@ -44,36 +45,21 @@ export type Attempt = {
   ipLimit?: number;
 };
 
-/** Runs reserve-stock.lua with the same KEYS/ARGV layout as src/sale/reserve-stock.ts. */
+/** Runs reserve-stock.lua directly, with the KEYS/ARGV layout of src/sale/reserve-stock.ts. */
 export function reserve(redis: Redis, saleId: string, a: Attempt): Promise<(string | number)[]> {
-  const k = saleKeys(saleId);
-  const keys = [
-    k.meta,
-    k.stock,
-    k.holdings,
-    k.ledger,
-    k.orders,
-    k.outbox,
-    k.idempotency(a.userId, a.idem ?? "-"),
-    k.userRate(a.userId),
-    k.ipRate(a.ip ?? "127.0.0.1"),
-    k.timeline,
-  ];
-  const args = [
-    a.now,
-    a.orderId,
-    a.userId,
-    a.quantity,
-    a.idem ? "1" : "0",
-    3600,
-    a.userLimit ?? 1000,
-    a.ipLimit ?? 1_000_000,
-    1000,
-    3600,
-  ];
-  return redis.eval(lua("reserve-stock"), keys.length, ...keys, ...args.map(String)) as Promise<
-    (string | number)[]
-  >;
+  const { keys, args } = reserveScriptCall(
+    {
+      saleId,
+      orderId: a.orderId,
+      userId: a.userId,
+      ip: a.ip ?? "127.0.0.1",
+      quantity: a.quantity,
+      idempotencyKey: a.idem ?? null,
+      now: a.now,
+    },
+    { userPerWindow: a.userLimit ?? 1000, ipPerWindow: a.ipLimit ?? 1_000_000, windowMs: 1000 },
+  );
+  return redis.eval(lua("reserve-stock"), keys.length, ...keys, ...args) as Promise<(string | number)[]>;
 }
 
 export function restore(
