@@ -17,7 +17,8 @@ export type PerAttempt = {
   /** redis-server process CPU per attempt (execution, networking, parsing). */
   redisCpuMicros: number;
   workerCpuMicros: number | null;
-  standInsCpuMicros: number;
+  /** The local stand-ins in the bench's own process; null against a running stack (they run elsewhere). */
+  standInsCpuMicros: number | null;
   postgresCpuMicros: number | null;
   extraCpuMicros: number | null;
 };
@@ -35,7 +36,7 @@ export function perAttempt(costs: Costs, attempts: number): PerAttempt {
     otherMicros: per(costs.redis.otherUsec, attempts, 2),
     redisCpuMicros: per(costs.redis.cpuMicros, attempts, 1),
     workerCpuMicros: perOrNull(costs.cpu.workerd, attempts),
-    standInsCpuMicros: per(costs.cpu.standIns, attempts, 1),
+    standInsCpuMicros: perOrNull(costs.cpu.standIns, attempts),
     postgresCpuMicros: perOrNull(costs.cpu.postgres, attempts),
     extraCpuMicros: perOrNull(costs.cpu.extra, attempts),
   };

@@ -23,7 +23,7 @@ export type Reading = {
   qstash: QStashCounters | null;
   workerd: number | null;
   postgres: number | null;
-  standIns: number;
+  standIns: number | null;
   extra: number | null;
 };
 
@@ -33,7 +33,7 @@ export type Costs = {
   pg: PgDelta | null;
   qstash: QStashCounters | null;
   /** CPU µs over the interval. */
-  cpu: { workerd: number | null; standIns: number; postgres: number | null; extra: number | null };
+  cpu: { workerd: number | null; standIns: number | null; postgres: number | null; extra: number | null };
 };
 
 export class Meter {
@@ -60,7 +60,7 @@ export class Meter {
       qstash,
       workerd: this.env.pids.workerd ? threadCpuMicros(this.env.pids.workerd) : null,
       postgres: this.env.pids.postgres ? treeCpuMicros(this.env.pids.postgres) : null,
-      standIns: own.user + own.system,
+      standIns: this.env.external ? null : own.user + own.system,
       extra: this.extraPid ? threadCpuMicros(this.extraPid) : null,
     };
   }
@@ -83,7 +83,7 @@ export class Meter {
           : null,
       cpu: {
         workerd: d(a.workerd, b.workerd),
-        standIns: b.standIns - a.standIns,
+        standIns: d(a.standIns, b.standIns),
         postgres: d(a.postgres, b.postgres),
         extra: d(a.extra, b.extra),
       },

@@ -344,7 +344,7 @@ export function printReport(r: BenchResult): void {
 function machineCpu(c: PerAttempt): number {
   return (
     (c.workerCpuMicros ?? 0) +
-    c.standInsCpuMicros +
+    (c.standInsCpuMicros ?? 0) +
     c.redisCpuMicros +
     (c.postgresCpuMicros ?? 0) +
     (c.extraCpuMicros ?? 0)

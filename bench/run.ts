@@ -358,7 +358,7 @@ function combineRounds(
     otherMicros: median((p) => p.otherMicros) ?? 0,
     redisCpuMicros: median((p) => p.redisCpuMicros) ?? 0,
     workerCpuMicros: median((p) => p.workerCpuMicros),
-    standInsCpuMicros: median((p) => p.standInsCpuMicros) ?? 0,
+    standInsCpuMicros: median((p) => p.standInsCpuMicros),
     postgresCpuMicros: median((p) => p.postgresCpuMicros),
     extraCpuMicros: median((p) => p.extraCpuMicros),
   };
@@ -410,7 +410,7 @@ function addCosts(a: Costs, b: Costs): Costs {
         : null,
     cpu: {
       workerd: sum(a.cpu.workerd, b.cpu.workerd),
-      standIns: a.cpu.standIns + b.cpu.standIns,
+      standIns: sum(a.cpu.standIns, b.cpu.standIns),
       postgres: sum(a.cpu.postgres, b.cpu.postgres),
       extra: sum(a.cpu.extra, b.cpu.extra),
     },
