@@ -1,0 +1,339 @@
+import { createHash } from "node:crypto";
+import { generateKeyPair, SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newOrderId } from "../../src/ids";
+import { type AppUnderTest, startApp } from "../support/app";
+import { deliverJob } from "../support/jobs";
+import { snapshot } from "../support/redis-inspect";
+import { ADMIN_TOKEN, JWT_SECRET, shopperToken, unsignedToken } from "../support/shopper";
+import { type Site, startSite } from "../support/site-worker";
+
+/**
+ * Security: QStash signatures on every job route, shopper JWTs, operator tokens, other users' orders,
+ * security headers and CORS. Every refused request must also leave the stores as they were.
+ */
+let app: AppUnderTest;
+
+beforeAll(async () => {
+  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000" } });
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
+const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+
+/** Row counts of every table the worker writes: equal counts before and after mean nothing was written. */
+async function rowCounts(): Promise<Record<string, number>> {
+  const tables = ["sales", "orders", "holdings", "order_events", "stock_adjustments", "dead_letters"];
+  const counts: Record<string, number> = {};
+  for (const t of tables)
+    counts[t] = Number((await app.db.query(`select count(*)::int as n from ${t}`)).rows[0].n);
+  return counts;
+}
+
+async function unchanged<T>(work: () => Promise<T>): Promise<T> {
+  const [redisBefore, pgBefore] = [await snapshot(app.redis), await rowCounts()];
+  const result = await work();
+  expect(await snapshot(app.redis)).toEqual(redisBefore);
+  expect(await rowCounts()).toEqual(pgBefore);
+  return result;
+}
+
+/** A QStash-style signature with chosen claims (what a forger could send). */
+async function craftSignature(opts: {
+  key: string;
+  url: string;
+  body: string;
+  iss?: string;
+  alg?: string;
+  nbfOffset?: number;
+}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const hash = createHash("sha256").update(opts.body).digest("base64url");
+  return new SignJWT({ body: hash })
+    .setProtectedHeader({ alg: opts.alg ?? "HS256", typ: "JWT" })
+    .setIssuer(opts.iss ?? "Upstash")
+    .setSubject(opts.url)
+    .setIssuedAt(now)
+    .setNotBefore(now + (opts.nbfOffset ?? 0))
+    .setExpirationTime(now + 300)
+    .sign(new TextEncoder().encode(opts.key));
+}
+
+async function post(path: string, body: string, signature?: string) {
+  const res = await fetch(`${app.worker.url}${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...(signature ? { "Upstash-Signature": signature } : {}) },
+    body,
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+describe("QStash signatures on every job route", () => {
+  it("refuses forged, expired, not-yet-valid, misdirected, tampered, unsigned and wrong-issuer deliveries, writing nothing", async () => {
+    const sale = await app.api.createSale({ stock: 3 });
+    const bought = await app.api.buy(sale.productToken, "sig-owner", 1);
+    await app.drain();
+    const orderId = String(bought.body.orderId);
+    const job = {
+      orderId,
+      saleId: sale.saleId,
+      userId: "sig-owner",
+      quantity: 1,
+      createdAt: Date.now() - 700_000,
+      expiresAt: Date.now() - 100_000,
+    };
+    const failure = { sourceMessageId: "msg_forged", url: "x", status: 500, sourceBody: b64(job) };
+    const key = app.stack.vars.QSTASH_CURRENT_SIGNING_KEY;
+    const base = app.worker.url;
+    await unchanged(async () => {
+      for (const [path, body] of [
+        ["/api/jobs/payment-timeout", job],
+        ["/api/jobs/failed", failure],
+        ["/api/jobs/order-write", { ...job, orderId: newOrderId(sale.saleId) }],
+      ] as const) {
+        const raw = JSON.stringify(body);
+        const url = `${base}${path}`;
+        const other = path === "/api/jobs/failed" ? "/api/jobs/order-write" : "/api/jobs/failed";
+        const attempts = {
+          forged: await deliverJob(app, path, body, { signingKey: "sig_not_the_key" }),
+          expired: await deliverJob(app, path, body, { now: Date.now() - 3600_000 }),
+          replayedElsewhere: await deliverJob(app, path, body, { signedUrl: `${base}${other}` }),
+          otherHost: await deliverJob(app, path, body, { signedUrl: `https://evil.example${path}` }),
+          tampered: await deliverJob(app, path, body, { tamper: (r) => r.replace(/}$/, ',"quantity":9}') }),
+          notYetValid: await post(path, raw, await craftSignature({ key, url, body: raw, nbfOffset: 600 })),
+          wrongIssuer: await post(path, raw, await craftSignature({ key, url, body: raw, iss: "Evil" })),
+          algNone: await post(path, raw, `${b64({ alg: "none" })}.${b64({ iss: "Upstash", sub: url })}.`),
+          garbage: await post(path, raw, "not-a-jwt"),
+          missing: await post(path, raw),
+        };
+        for (const [name, res] of Object.entries(attempts))
+          expect([name, path, res.status], res.text).toEqual([name, path, 401]);
+      }
+    });
+    expect((await app.api.order(orderId, "sig-owner")).body.status).toBe("awaiting_payment");
+  });
+
+  it("accepts the next signing key on every route (key rotation), and only for the URL it names", async () => {
+    const sale = await app.api.createSale({ stock: 3, paymentWindowSeconds: 1 });
+    const next = app.stack.vars.QSTASH_NEXT_SIGNING_KEY;
+    const job = {
+      orderId: newOrderId(sale.saleId),
+      saleId: sale.saleId,
+      userId: "rotated",
+      quantity: 1,
+      createdAt: Date.now() - 5_000,
+      expiresAt: Date.now() - 2_000,
+    };
+    const misdirected = await deliverJob(app, "/api/jobs/payment-timeout", job, {
+      signingKey: next,
+      signedUrl: `${app.worker.url}/api/jobs/order-write`,
+    });
+    expect(misdirected.status).toBe(401);
+    expect((await deliverJob(app, "/api/jobs/order-write", job, { signingKey: next })).status).toBe(200);
+    expect((await deliverJob(app, "/api/jobs/payment-timeout", job, { signingKey: next })).status).toBe(200);
+    const failure = { sourceMessageId: `msg_${job.orderId}`, url: "u", status: 500, sourceBody: b64(job) };
+    expect((await deliverJob(app, "/api/jobs/failed", failure, { signingKey: next })).status).toBe(200);
+    const { rows } = await app.db.query("select status from orders where id = $1", [job.orderId]);
+    expect(rows.map((r) => r.status)).toEqual(["expired"]);
+  });
+});
+
+describe("shopper tokens", () => {
+  it("refuses alg none, a wrong key, expired, not yet valid, no or bad sub, RS256 and HS512, touching nothing", async () => {
+    const sale = await app.api.createSale({ stock: 3 });
+    const { privateKey } = await generateKeyPair("RS256");
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (
+      claims: Record<string, unknown>,
+      alg = "HS256",
+      key: unknown = new TextEncoder().encode(JWT_SECRET),
+    ) => new SignJWT(claims).setProtectedHeader({ alg, typ: "JWT" }).sign(key as Uint8Array);
+    const tokens: Record<string, string> = {
+      algNone: unsignedToken("mallory"),
+      algNoneUpper: `${b64({ alg: "NONE", typ: "JWT" })}.${b64({ sub: "mallory", exp: now + 60 })}.`,
+      wrongKey: await shopperToken("mallory", { secret: "another-secret-entirely-123" }),
+      expired: await shopperToken("mallory", { expiresInSeconds: -60 }),
+      notYetValid: await sign({ sub: "mallory", nbf: now + 600, exp: now + 3600 }),
+      missingSub: await sign({ exp: now + 60 }),
+      emptySub: await sign({ sub: "", exp: now + 60 }),
+      numericSub: await sign({ sub: 42, exp: now + 60 }),
+      hugeSub: await sign({ sub: "m".repeat(500), exp: now + 60 }),
+      rs256: await sign({ sub: "mallory", exp: now + 60 }, "RS256", privateKey),
+      hs512SameSecret: await sign({ sub: "mallory", exp: now + 60 }, "HS512"),
+      truncated: (await shopperToken("mallory")).slice(0, -3),
+      twoParts: (await shopperToken("mallory")).split(".").slice(0, 2).join("."),
+    };
+    await unchanged(async () => {
+      for (const [name, token] of Object.entries(tokens)) {
+        const buy = await app.api.call("POST", `/api/buy/${sale.productToken}`, {
+          token,
+          body: { quantity: 1 },
+        });
+        expect([name, buy.status, code(buy.body)]).toEqual([name, 401, "UNAUTHENTICATED"]);
+        const order = await app.api.call("GET", `/api/orders/${newOrderId(sale.saleId)}`, { token });
+        expect([name, order.status]).toEqual([name, 401]);
+      }
+      for (const header of [
+        "",
+        "Bearer",
+        "Bearer ",
+        "Basic abc",
+        `bearer ${await shopperToken("m")}`,
+        `Token ${await shopperToken("m")}`,
+      ]) {
+        const res = await app.api.call("POST", `/api/buy/${sale.productToken}`, {
+          headers: { Authorization: header },
+          body: { quantity: 1 },
+        });
+        expect([header.slice(0, 12), res.status]).toEqual([header.slice(0, 12), 401]);
+      }
+    });
+  });
+});
+
+describe("operator routes", () => {
+  it("answer 401 on every route without the operator token, with a wrong one or a shopper's, changing nothing", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    const routes: [string, string, unknown?][] = [
+      ["GET", "/api/admin/sales"],
+      ["POST", "/api/admin/sales", { productId: "x", name: "x", priceCents: 1, stock: 1, perUserLimit: 1 }],
+      ["GET", `/api/admin/sales/${sale.saleId}`],
+      ["GET", `/api/admin/sales/${sale.saleId}/stats`],
+      ["GET", `/api/admin/sales/${sale.saleId}/timeline`],
+      ["POST", `/api/admin/sales/${sale.saleId}/reconcile`],
+      ["POST", `/api/admin/sales/${sale.saleId}/pause`],
+      ["POST", `/api/admin/sales/${sale.saleId}/resume`],
+      ["POST", `/api/admin/sales/${sale.saleId}/stock`, { delta: 100 }],
+      ["GET", "/api/admin/dead-letters"],
+    ];
+    const shopper = await shopperToken("operator-wannabe");
+    await unchanged(async () => {
+      for (const [method, path, body] of routes) {
+        for (const token of [
+          undefined,
+          "wrong-token",
+          `${ADMIN_TOKEN}x`,
+          ADMIN_TOKEN.slice(0, -1),
+          shopper,
+        ]) {
+          const res = await app.api.call(method, path, {
+            ...(token ? { token } : {}),
+            ...(body ? { body } : {}),
+          });
+          expect([method, path, token, res.status, code(res.body)]).toEqual([
+            method,
+            path,
+            token,
+            401,
+            "UNAUTHENTICATED",
+          ]);
+        }
+        const basic = await app.api.call(method, path, {
+          headers: { Authorization: `Basic ${ADMIN_TOKEN}` },
+        });
+        expect(basic.status).toBe(401);
+      }
+    });
+  });
+});
+
+describe("another shopper's order", () => {
+  it("is 404 UNKNOWN_ORDER with exactly the body of an order that does not exist, queued or written, and stays as it was", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    const written = String((await app.api.buy(sale.productToken, "victim", 1)).body.orderId);
+    await app.drain();
+    app.stack.qstash.pause();
+    try {
+      const queued = String((await app.api.buy(sale.productToken, "victim", 1)).body.orderId);
+      const missing = newOrderId(sale.saleId);
+      const nonexistent = await app.api.order(missing, "snoop");
+      expect([nonexistent.status, code(nonexistent.body)]).toEqual([404, "UNKNOWN_ORDER"]);
+      await unchanged(async () => {
+        for (const orderId of [written, queued]) {
+          for (const action of [undefined, "pay", "cancel"] as const) {
+            const theirs = await app.api.order(orderId, "snoop", action);
+            const none = await app.api.order(missing, "snoop", action);
+            expect([orderId === written ? "written" : "queued", action, theirs.status, theirs.text]).toEqual([
+              orderId === written ? "written" : "queued",
+              action,
+              none.status,
+              none.text,
+            ]);
+            expect(theirs.headers.get("content-type")).toBe(none.headers.get("content-type"));
+          }
+        }
+      });
+      expect((await app.api.order(queued, "victim")).body.status).toBe("queued");
+    } finally {
+      app.stack.qstash.resume();
+    }
+    expect((await app.api.order(written, "victim")).body.status).toBe("awaiting_payment");
+  });
+});
+
+describe("headers", () => {
+  it("API responses carry the security headers and no CORS grant, preflight included", async () => {
+    const sale = await app.api.createSale({ stock: 1 });
+    const origin = { Origin: "https://evil.example" };
+    const answers = [
+      await app.api.call("GET", "/api/sales", { headers: origin }),
+      await app.api.call("GET", `/api/sales/${sale.saleId}`, { headers: origin }),
+      await app.api.call("POST", `/api/buy/${sale.productToken}`, { headers: origin, body: {} }),
+      await app.api.call("GET", "/api/admin/sales", { headers: origin }),
+      await app.api.call("OPTIONS", `/api/buy/${sale.productToken}`, {
+        headers: {
+          ...origin,
+          "Access-Control-Request-Method": "POST",
+          "Access-Control-Request-Headers": "authorization",
+        },
+      }),
+      await app.api.call("GET", "/api/nothing-here", { headers: origin }),
+    ];
+    for (const res of answers) {
+      expect(res.headers.get("access-control-allow-origin")).toBeNull();
+      expect(res.headers.get("access-control-allow-credentials")).toBeNull();
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("x-frame-options")).toBe("SAMEORIGIN");
+      expect(res.headers.get("strict-transport-security")).toMatch(/max-age=\d+/);
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(res.status).toBeLessThan(500);
+    }
+  });
+});
+
+describe("pages", () => {
+  let site: Site;
+  beforeAll(async () => {
+    site = await startSite();
+  });
+  afterAll(async () => {
+    await site?.stop();
+  });
+
+  it("are served with no CORS grant", async () => {
+    for (const path of ["/", "/admin.html", "/assets/api.js"]) {
+      const res = await fetch(`${site.url}${path}`, { headers: { Origin: "https://evil.example" } });
+      await res.arrayBuffer();
+      expect([path, res.status]).toEqual([path, 200]);
+      expect(res.headers.get("access-control-allow-origin")).toBeNull();
+    }
+  });
+
+  it("carry security headers (nosniff, no framing, referrer policy, a CSP)", async () => {
+    for (const path of ["/", "/admin.html"]) {
+      const res = await fetch(`${site.url}${path}`);
+      await res.arrayBuffer();
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+      expect(
+        res.headers.get("x-frame-options") ??
+          res.headers.get("content-security-policy")?.match(/frame-ancestors/)?.[0],
+        path,
+      ).toBeTruthy();
+      expect(res.headers.get("referrer-policy"), path).toBeTruthy();
+      expect(res.headers.get("content-security-policy"), path).toBeTruthy();
+    }
+  });
+});
