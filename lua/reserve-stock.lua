@@ -35,7 +35,7 @@
   ARGV[10] timeline TTL (seconds)
 
   Returns an array whose first element is the code (src/sale/reserve-outcome.ts maps them):
-    {1, orderId, quantity, expiresAtMs, remaining, epoch}   RESERVED
+    {1, orderId, quantity, expiresAtMs, remaining, epoch[, 1]}   RESERVED (7th element 1: a replay)
     {2}                                              NOT_INITIALISED
     {3, retryAfterMs}                                RATE_LIMITED
     {4} NOT_STARTED   {5} ENDED   {6} PAUSED
@@ -52,8 +52,9 @@ local hasIdem = ARGV[5] == "1"
 
 local function count(code)
   local field = math.floor(now / 1000) .. ":" .. code
-  redis.call("HINCRBY", KEYS[10], field, 1)
-  redis.call("EXPIRE", KEYS[10], tonumber(ARGV[10]), "NX")
+  if redis.call("HINCRBY", KEYS[10], field, 1) == 1 then
+    redis.call("EXPIRE", KEYS[10], tonumber(ARGV[10]), "NX")
+  end
 end
 
 local function answer(result)
@@ -67,13 +68,17 @@ end
 if hasIdem then
   local first = redis.call("GET", KEYS[7])
   if first then
-    return cjson.decode(first)
+    local result = cjson.decode(first)
+    if result[1] == 1 then
+      result[7] = 1
+    end
+    return result
   end
 end
 local previous = redis.call("HGET", KEYS[4], "r:" .. orderId)
 if previous then
   local entry = cjson.decode(previous)
-  return {1, orderId, entry.quantity, entry.expiresAt, entry.after, entry.epoch}
+  return {1, orderId, entry.quantity, entry.expiresAt, entry.after, entry.epoch, 1}
 end
 
 local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs", "epoch",

@@ -5,6 +5,23 @@ import { ApiError } from "../errors";
 export type ShopperVariables = { userId: string };
 
 const MAX_USER_ID_LENGTH = 128;
+const keys = new Map<string, Promise<CryptoKey>>();
+
+/** The HS256 key, imported once per isolate (hono/jwt would import it again on every call). */
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["verify"],
+    );
+    keys.set(secret, key);
+  }
+  return key;
+}
 
 /**
  * Reads the shopper from `Authorization: Bearer <JWT>`: HS256 only (an `alg: none` or RS256 header is
@@ -30,7 +47,7 @@ export async function authenticateShopper(header: string | undefined, secret: st
     );
   let payload: Record<string, unknown>;
   try {
-    payload = await verify(token, secret, "HS256");
+    payload = await verify(token, await hmacKey(secret), "HS256");
   } catch {
     throw new ApiError("UNAUTHENTICATED", "The shopper token is invalid or expired.");
   }

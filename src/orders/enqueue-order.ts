@@ -12,28 +12,45 @@ export const jobPaths = {
 
 const JOB_RETRIES = 5;
 
+const clients = new Map<string, Client>();
+
+/** The isolate's QStash client (one per token and URL). */
 function qstash(config: Config): Client {
-  return new Client({
-    token: config.QSTASH_TOKEN,
-    ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
-    retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
-  });
+  const key = `${config.QSTASH_URL ?? ""} ${config.QSTASH_TOKEN}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new Client({
+      token: config.QSTASH_TOKEN,
+      ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
+      retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
+    });
+    clients.set(key, client);
+  }
+  return client;
 }
 
+type Job = {
+  url: string;
+  body: QueuedOrder;
+  deduplicationId: string;
+  retries: number;
+  failureCallback: string;
+  notBefore?: number;
+};
+
 /**
- * Publishes a reservation's two jobs in one QStash batch call: the order write (now) and the payment
- * timeout (not before the order expires). Deduplication ids are the order id, so a republish by the
- * outbox sweeper within QStash's deduplication window is a no-op; `generation` lets the sweeper publish
- * a fresh copy of the write job when an earlier one was dead-lettered.
+ * A reservation's two jobs: the order write (now) and the payment timeout (not before the order
+ * expires). Deduplication ids are the order id, so a republish within QStash's deduplication window
+ * is a no-op; `generation` lets the sweeper publish a fresh copy when an earlier one was dead-lettered.
  */
-export async function enqueueOrder(
+function orderJobs(
   config: Config,
   order: QueuedOrder,
-  opts: { generation?: string; withTimeout?: boolean } = {},
-): Promise<void> {
+  opts: { generation?: string; withTimeout?: boolean },
+): Job[] {
   const suffix = opts.generation ? `-${opts.generation}` : "";
   const failureCallback = `${config.PUBLIC_URL}${jobPaths.failed}`;
-  const jobs = [
+  const jobs: Job[] = [
     {
       url: `${config.PUBLIC_URL}${jobPaths.writeOrder}`,
       body: order,
@@ -50,11 +67,30 @@ export async function enqueueOrder(
       retries: JOB_RETRIES,
       failureCallback,
       notBefore: Math.ceil(order.expiresAt / 1000),
-    } as (typeof jobs)[number]);
+    });
   }
+  return jobs;
+}
+
+/** Publishes the jobs of one or more orders in one QStash batch call. */
+export async function enqueueOrders(
+  config: Config,
+  orders: QueuedOrder[],
+  opts: { generation?: string; withTimeout?: boolean } = {},
+): Promise<void> {
+  if (orders.length === 0) return;
   try {
-    await qstash(config).batchJSON(jobs);
+    await qstash(config).batchJSON(orders.flatMap((order) => orderJobs(config, order, opts)));
   } catch (error) {
     throw new StoreUnavailableError("qstash", error);
   }
+}
+
+/** {@link enqueueOrders} for one order. */
+export function enqueueOrder(
+  config: Config,
+  order: QueuedOrder,
+  opts: { generation?: string; withTimeout?: boolean } = {},
+): Promise<void> {
+  return enqueueOrders(config, [order], opts);
 }

@@ -4,7 +4,7 @@ import { ApiError } from "../errors";
 import { readBoundedBody } from "../http/read-body";
 import { newOrderId } from "../ids";
 import { authenticateShopper } from "../middleware/shopper-auth";
-import { enqueueOrder } from "../orders/enqueue-order";
+import { publishSoon } from "../orders/publish-buffer";
 import { clientIp, MAX_BUY_BODY_BYTES, parseBuyBody, parseIdempotencyKey } from "../sale/buy-request";
 import { CatalogMissingError, resolveProductToken } from "../sale/catalog";
 import { looksLikeProductToken } from "../sale/product-token";
@@ -61,9 +61,11 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   if (outcome.kind === "not_initialised") defer(recoverLostSales(d));
   if (outcome.kind !== "reserved") {
     if (outcome.kind === "sold_out") soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+    if (outcome.kind === "insufficient_stock") soldOutCache.clear(saleId);
     throw rejection(outcome);
   }
   if (outcome.remaining === 0) soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+  else soldOutCache.clear(saleId);
   const order = {
     orderId: outcome.orderId,
     saleId,
@@ -73,7 +75,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
     expiresAt: outcome.expiresAt,
     epoch: outcome.epoch,
   };
-  defer(enqueueOrder(config, order));
+  if (!outcome.replay) defer(publishSoon(config, order));
   return c.json(
     {
       orderId: outcome.orderId,

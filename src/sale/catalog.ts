@@ -73,9 +73,10 @@ export async function resolveProductToken(
 ): Promise<string | null> {
   const catalog = await ensureLoaded(redis, opts.now);
   opts.defer(refreshIfStale(redis, opts.now, opts.refreshMs));
-  if (!catalog.filter?.has(token)) return null;
   const known = resolved.get(token);
-  if (known && (known.saleId !== null || known.until > opts.now)) return known.saleId;
+  if (known?.saleId) return known.saleId;
+  if (!catalog.filter?.has(token)) return null;
+  if (known && known.until > opts.now) return known.saleId;
   const saleId = await withRedis(() => redis.hget<string>(catalogKeys.tokens, token));
   resolved.set(token, { saleId: saleId ?? null, until: opts.now + NEGATIVE_TTL_MS });
   return saleId ?? null;

@@ -9,6 +9,8 @@ export type ReserveOutcome =
       expiresAt: number;
       remaining: number;
       epoch: number;
+      /** the first answer to the same key or order id, given again: nothing new was reserved */
+      replay: boolean;
     }
   | { kind: "not_initialised" }
   | { kind: "rate_limited"; retryAfterMs: number }
@@ -22,7 +24,7 @@ export type ReserveOutcome =
 
 /** The one place reserve-stock.lua's return codes are read (see the script's header). */
 export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
-  const [code, a, b, c, d, e] = reply;
+  const [code, a, b, c, d, e, f] = reply;
   switch (Number(code)) {
     case 1:
       return {
@@ -32,6 +34,7 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
         expiresAt: Number(c),
         remaining: Number(d),
         epoch: Number(e ?? 1),
+        replay: Number(f ?? 0) === 1,
       };
     case 2:
       return { kind: "not_initialised" };

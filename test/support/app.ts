@@ -43,7 +43,11 @@ export async function startApp(opts: { vars?: Record<string, string> } = {}): Pr
         return redis;
       },
       db,
-      drain: (timeoutMs = 20_000) => stack.qstash.idle(timeoutMs),
+      async drain(timeoutMs = 20_000) {
+        // the worker publishes in waitUntil, a few milliseconds after it answered: let that arrive first
+        await new Promise((r) => setTimeout(r, 100));
+        await stack.qstash.idle(timeoutMs);
+      },
       async reconnect() {
         redis.disconnect();
         redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
