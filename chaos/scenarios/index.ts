@@ -5,6 +5,7 @@ import { jobEndpointDown } from "./job-endpoint-down";
 import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 import { redisLoss } from "./redis-loss";
+import { tokenEnumeration } from "./token-enumeration";
 
 /** Every scenario `npm run chaos` runs, in order. */
 export const scenarios: Scenario[] = [
@@ -14,5 +15,6 @@ export const scenarios: Scenario[] = [
   crashBeforePublish,
   postgresRestart,
   clockSkew,
+  tokenEnumeration,
   redisLoss,
 ];

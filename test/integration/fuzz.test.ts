@@ -1,0 +1,160 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enumerateTokens, untilWritten } from "../../chaos/enumerate";
+import { signDelivery } from "../../local/qstash-delivery";
+import { newOrderId } from "../../src/ids";
+import { saleKeys } from "../../src/sale/keys";
+import { type AppUnderTest, startApp } from "../support/app";
+import { type FuzzRequest, fuzzRequests } from "../support/fuzz-requests";
+import { deliverJob } from "../support/jobs";
+import { snapshot } from "../support/redis-inspect";
+import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
+
+/**
+ * Bad input at volume: 10,000 malformed requests across every route, then 100,000 guessed product
+ * tokens. Nothing may answer 5xx or show a stack trace, and nothing may change in Redis or Postgres.
+ */
+let app: AppUnderTest;
+
+beforeAll(async () => {
+  app = await startApp({
+    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000000", RATE_LIMIT_IP_PER_WINDOW: "1000000" },
+  });
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const STACK_TRACE = /\bat [\w.<>]+ \(|\.(ts|js|mjs):\d+|Error:|DrizzleQueryError|NeonDbError|node_modules/;
+
+async function rowCounts(): Promise<Record<string, number>> {
+  const tables = ["sales", "orders", "holdings", "order_events", "stock_adjustments", "dead_letters"];
+  const counts: Record<string, number> = {};
+  for (const t of tables)
+    counts[t] = Number((await app.db.query(`select count(*)::int as n from ${t}`)).rows[0].n);
+  return counts;
+}
+
+async function pool<T>(items: T[], limit: number, task: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await task(items[next++] as T);
+    }),
+  );
+}
+
+const bodySize = (body: FuzzRequest["body"]) =>
+  body === undefined ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+
+/**
+ * Sends one request. A server that refuses an oversized body before reading it may close the connection
+ * while the client still sends: that counts as refused (status 0) for bodies over the 1 KiB limit only.
+ * A validly signed job whose body is JSON `null` is left out: see the skipped test below.
+ */
+async function send(req: FuzzRequest): Promise<{ status: number; text: string }> {
+  const url = `${app.worker.url}${req.path}`;
+  const headers = { ...req.headers };
+  if (req.signJob) {
+    const body =
+      typeof req.body === "string" ? new TextEncoder().encode(req.body) : (req.body ?? new Uint8Array());
+    headers["Upstash-Signature"] = await signDelivery({
+      signingKey: app.stack.vars.QSTASH_CURRENT_SIGNING_KEY,
+      url,
+      body,
+    });
+  }
+  try {
+    const res = await fetch(url, {
+      method: req.method,
+      headers,
+      ...(req.body !== undefined && req.method !== "GET" ? { body: req.body as BodyInit } : {}),
+    });
+    return { status: res.status, text: await res.text() };
+  } catch (error) {
+    if (bodySize(req.body) > 1024) return { status: 0, text: "" };
+    throw error;
+  }
+}
+
+describe("fuzzing every route", () => {
+  it("10,000 malformed requests: no 5xx, no stack trace, every error in the contract's shape, no state change", {
+    timeout: 120_000,
+  }, async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    const ctx = {
+      saleId: sale.saleId,
+      productToken: sale.productToken,
+      shopper: await shopperToken("fuzzer"),
+      admin: ADMIN_TOKEN,
+      orderIdLike: newOrderId(sale.saleId),
+    };
+    const requests = fc.sample(fuzzRequests(ctx), { numRuns: 10_000, seed: 20_260_601 });
+    const redisBefore = await snapshot(app.redis);
+    const pgBefore = await rowCounts();
+    const byLabel = new Map<string, Map<number, number>>();
+    const bad: string[] = [];
+    const check = async (req: FuzzRequest) => {
+      const res = await send(req);
+      const statuses = byLabel.get(req.label) ?? new Map<number, number>();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      byLabel.set(req.label, statuses);
+      let shaped = false;
+      try {
+        const body = JSON.parse(res.text);
+        shaped = typeof body?.error?.code === "string" && typeof body?.error?.message === "string";
+      } catch {}
+      if (res.status === 0) return;
+      if (res.status >= 500 || res.status < 400 || !shaped || STACK_TRACE.test(res.text))
+        bad.push(
+          `${req.label}: ${req.method} ${req.path.slice(0, 80)} -> ${res.status} ${res.text.slice(0, 160)}`,
+        );
+    };
+    // oversized bodies go one at a time: a server that answers before reading them closes the connection,
+    // and a concurrent client may be reusing that socket at that moment (a reset no request caused)
+    await pool(
+      requests.filter((r) => bodySize(r.body) <= 1024),
+      12,
+      check,
+    );
+    for (const req of requests.filter((r) => bodySize(r.body) > 1024)) await check(req);
+    const summary = [...byLabel].map(
+      ([label, s]) => `${label}: ${[...s].map(([st, n]) => `${st}×${n}`).join(" ")}`,
+    );
+    expect(bad, summary.join("\n")).toEqual([]);
+    expect(await snapshot(app.redis)).toEqual(redisBefore);
+    expect(await rowCounts()).toEqual(pgBefore);
+    expect(byLabel.size).toBeGreaterThanOrEqual(12);
+  });
+
+  // BUG (reported to the lead): a QStash-signed delivery whose body is JSON `null` makes
+  // /api/jobs/order-write and /api/jobs/payment-timeout answer 500 INTERNAL (parseJob in
+  // src/routes/jobs.ts reads `job.orderId` of null: TypeError) instead of 400 INVALID_REQUEST, so QStash
+  // retries it to the dead-letter queue. Only a holder of the signing key can send it. Unskip once fixed.
+  it.skip("a signed job whose body is null is refused with 400, not 500", async () => {
+    for (const path of ["/api/jobs/order-write", "/api/jobs/payment-timeout"]) {
+      const res = await deliverJob(app, path, null);
+      expect([path, res.status]).toEqual([path, 400]);
+    }
+  });
+
+  it("20,000 guessed product tokens: all 404 UNKNOWN_PRODUCT, not one stock command reaches Redis", {
+    timeout: 120_000,
+  }, async () => {
+    // 100,000 in `npm run chaos` (token-enumeration); a CI-sized share here
+    const sale = await app.api.createSale({ stock: 5 });
+    await app.api.buy(sale.productToken, "warm-up", 1);
+    await untilWritten(app.redis, saleKeys(sale.saleId).orders);
+    await app.drain();
+    // the warm-up's rate-limit counters expire on their own while the guesses run
+    const withoutCounters = (s: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(s).filter(([k]) => !k.includes(":rl:")));
+    const redisBefore = withoutCounters(await snapshot(app.redis));
+    const result = await enumerateTokens({ url: app.worker.url, redis: app.redis }, 20_000);
+    expect(result.answers).toEqual({ "404 UNKNOWN_PRODUCT": 20_000 });
+    expect(result.scriptCalls, JSON.stringify(result.commands)).toBe(0);
+    expect(result.writes).toEqual({});
+    expect(result.commands.hget ?? 0, JSON.stringify(result.commands)).toBeLessThan(100);
+    expect(withoutCounters(await snapshot(app.redis))).toEqual(redisBefore);
+  });
+});
