@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { saleKeys } from "../src/sale/keys";
+import { reserveScriptCall } from "../src/sale/reserve-call";
 import { type RedisDelta, RedisStats } from "./redis-stats";
 
 export type DirectRun = {
@@ -52,31 +53,19 @@ export async function redisDirect(
     paymentWindowMs: 3_600_000,
   });
   const url = new URL(redisUrl);
-  const args = [
-    "EVALSHA",
-    sha,
-    "10",
-    keys.meta,
-    keys.stock,
-    keys.holdings,
-    keys.ledger,
-    keys.orders,
-    keys.outbox,
-    keys.idempotency("none", "-"),
-    keys.userRate("__rand_int__"),
-    keys.ipRate("direct"),
-    keys.timeline,
-    String(now),
-    `${SALE}-__rand_int__`,
-    "u__rand_int__",
-    "1",
-    "0",
-    "86400",
-    "1000000000",
-    "1000000000",
-    "10000",
-    "604800",
-  ];
+  const call = reserveScriptCall(
+    {
+      saleId: SALE,
+      orderId: `${SALE}-__rand_int__`,
+      userId: "u__rand_int__",
+      ip: "direct",
+      quantity: 1,
+      idempotencyKey: null,
+      now,
+    },
+    { userPerWindow: 1_000_000_000, ipPerWindow: 1_000_000_000, windowMs: 10_000 },
+  );
+  const args = ["EVALSHA", sha, String(call.keys.length), ...call.keys, ...call.args];
   const runs: DirectRun[] = [];
   const plans = [
     { path: "reserve" as const, stock: 1_000_000_000, pipeline: 1 },
