@@ -7,6 +7,7 @@
  * npm run chaos                                   # every scenario, full size (a few minutes)
  * npm run chaos -- --size ci --only qstash-chaos  # one scenario, CI size
  */
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,11 +30,17 @@ const only = new Set(args.only.split(",").filter(Boolean));
 const chosen = scenarios.filter((s) => only.size === 0 || only.has(s.name));
 
 const startedAt = new Date();
-console.log(`chaos: building the worker, then ${chosen.length} scenario(s), size ${size}, seed ${seed}`);
+const say = quietWorker(join(args.out, "worker.log"));
+for (const event of ["uncaughtException", "unhandledRejection"] as const)
+  process.on(event, (error: Error) => {
+    say(`chaos crashed: ${error?.stack ?? error}`);
+    process.exit(2);
+  });
+say(`chaos: building the worker, then ${chosen.length} scenario(s), size ${size}, seed ${seed}`);
 await buildWorker();
 const results: ScenarioResult[] = [];
 for (const scenario of chosen) {
-  const result = await runScenario(scenario, size, { seed, out: args.out });
+  const result = await runScenario(scenario, size, { seed, out: args.out, log: say });
   results.push(result);
 }
 const durationMs = Date.now() - startedAt.getTime();
@@ -43,8 +50,29 @@ const files = await writeReport(args.out, results, {
   startedAt: startedAt.toISOString(),
   durationMs,
 });
-console.log(`\n${terminalTable(results)}\n`);
-console.log(`report: ${files.md}, ${files.json}`);
+say(`\n${terminalTable(results)}\n`);
+say(`report: ${files.md}, ${files.json}; the worker's own log: ${join(args.out, "worker.log")}`);
 await writeFile(join(args.out, "report.table.md"), `${markdownTable(results)}\n`);
 const failed = results.filter((r) => r.verdict === "FAIL" || r.verdict === "error");
 process.exit(failed.length ? 1 : 0);
+
+/**
+ * Sends everything else printed to the terminal (workerd's log of the errors the faults cause) to
+ * `file`, and returns the function that still prints.
+ */
+function quietWorker(file: string): (line: string) => void {
+  mkdirSync(join(file, ".."), { recursive: true });
+  writeFileSync(file, "");
+  const out = process.stdout.write.bind(process.stdout);
+  const toFile = (chunk: unknown, ...rest: unknown[]) => {
+    appendFileSync(file, typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array));
+    const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+    done?.();
+    return true;
+  };
+  process.stdout.write = toFile as typeof process.stdout.write;
+  process.stderr.write = toFile as typeof process.stderr.write;
+  return (line) => {
+    out(`${line}\n`);
+  };
+}
