@@ -13,11 +13,13 @@ const SKEW_MS = 2_000;
  * Clock skew. workerd cannot run one isolate on a skewed clock, so the scenario checks the two facts
  * that make skew harmless, under the workload, on a sale that opens and closes during the run:
  *
- * 1. The sale window is decided by the time the reservation script is given, never by Redis's clock:
- *    the script never reads one (no TIME), and "isolates" skewed by up to ±2 s (the script run directly
- *    with a skewed `now`) get NOT_STARTED exactly when their `now` is before the start, ENDED exactly
- *    when it is at or after the end, and a reservation otherwise. The real worker's answers agree with
- *    the real clock: no 202 before the start or after the end, no NOT_STARTED after it opened.
+ * 1. The sale window is decided by the time the reservation script is given: the script reads no clock
+ *    (no TIME), and "isolates" skewed by up to ±2 s (the script run directly with a skewed `now`) get
+ *    NOT_STARTED exactly when their `now` is before the start, ENDED exactly when it is at or after the
+ *    end, and a reservation otherwise. The worker gives it the store's time (src/sale/store-clock.ts:
+ *    Redis TIME plus the offset it measured), so its own clock's skew does not move the window; its
+ *    answers agree with the clock of the machine both run on: no 202 before the start or after the
+ *    end, no NOT_STARTED after it opened, no ENDED before it closed.
  * 2. Payment and expiry are decided by Postgres's clock alone: a payment-timeout job that a worker with
  *    a fast clock sent early (its body says the window closed) is refused as early and the order stays
  *    payable; and an order whose window Postgres considers closed (its `expires_at` moved back, which is
