@@ -29,9 +29,12 @@ function qstash(config: Config): Client {
   return client;
 }
 
+/** A job's body: the orders it is about (one, or the batch an isolate reserved within a few ms). */
+export type OrderJobBody = { orders: QueuedOrder[] };
+
 type Job = {
   url: string;
-  body: QueuedOrder;
+  body: OrderJobBody;
   deduplicationId: string;
   retries: number;
   failureCallback: string;
@@ -39,22 +42,26 @@ type Job = {
 };
 
 /**
- * A reservation's two jobs: the order write (now) and the payment timeout (not before the order
- * expires). Deduplication ids are the order id, so a republish within QStash's deduplication window
- * is a no-op; `generation` lets the sweeper publish a fresh copy when an earlier one was dead-lettered.
+ * The two jobs for a batch of reservations: the order write (now) and the payment timeout (not before
+ * the last of them expires). Deduplication ids derive from the orders (the first id and the count), so
+ * publishing the same batch again within QStash's deduplication window is a no-op; `generation` lets
+ * the sweeper publish a fresh copy when an earlier one was dead-lettered.
  */
 function orderJobs(
   config: Config,
-  order: QueuedOrder,
+  orders: QueuedOrder[],
   opts: { generation?: string; withTimeout?: boolean },
 ): Job[] {
-  const suffix = opts.generation ? `-${opts.generation}` : "";
+  const first = orders[0];
+  if (!first) return [];
+  const id = `${first.orderId}${orders.length > 1 ? `.${orders.length}` : ""}${opts.generation ? `-${opts.generation}` : ""}`;
   const failureCallback = `${config.PUBLIC_URL}${jobPaths.failed}`;
+  const body = { orders };
   const jobs: Job[] = [
     {
       url: `${config.PUBLIC_URL}${jobPaths.writeOrder}`,
-      body: order,
-      deduplicationId: `write-${order.orderId}${suffix}`,
+      body,
+      deduplicationId: `write-${id}`,
       retries: JOB_RETRIES,
       failureCallback,
     },
@@ -62,17 +69,20 @@ function orderJobs(
   if (opts.withTimeout !== false) {
     jobs.push({
       url: `${config.PUBLIC_URL}${jobPaths.paymentTimeout}`,
-      body: order,
-      deduplicationId: `timeout-${order.orderId}${suffix}`,
+      body,
+      deduplicationId: `timeout-${id}`,
       retries: JOB_RETRIES,
       failureCallback,
-      notBefore: Math.ceil(order.expiresAt / 1000),
+      notBefore: Math.ceil(Math.max(...orders.map((o) => o.expiresAt)) / 1000),
     });
   }
   return jobs;
 }
 
-/** Publishes the jobs of one or more orders in one QStash batch call. */
+/**
+ * Publishes the write and payment-timeout jobs for a batch of orders: two messages for the whole
+ * batch, in one QStash batch call.
+ */
 export async function enqueueOrders(
   config: Config,
   orders: QueuedOrder[],
@@ -80,17 +90,8 @@ export async function enqueueOrders(
 ): Promise<void> {
   if (orders.length === 0) return;
   try {
-    await qstash(config).batchJSON(orders.flatMap((order) => orderJobs(config, order, opts)));
+    await qstash(config).batchJSON(orderJobs(config, orders, opts));
   } catch (error) {
     throw new StoreUnavailableError("qstash", error);
   }
-}
-
-/** {@link enqueueOrders} for one order. */
-export function enqueueOrder(
-  config: Config,
-  order: QueuedOrder,
-  opts: { generation?: string; withTimeout?: boolean } = {},
-): Promise<void> {
-  return enqueueOrders(config, [order], opts);
 }

@@ -3,23 +3,30 @@ import { ApiError, StoreUnavailableError } from "../errors";
 import { debitStock } from "../sale/debit-stock";
 import { restoreStock } from "../sale/restore-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
-import { findOrder, markCounted, markRestored, transitionOrder, writeOrder } from "./order-repository";
+import { findOrder, markCounted, markRestored, transitionOrder, writeOrders } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";
-import { ackQueuedOrder, readQueuedOrder } from "./queued-order-store";
+import { ackQueuedOrders, readQueuedOrder } from "./queued-order-store";
 
 type LifecycleDeps = Pick<Deps, "redis" | "db" | "now">;
 
 /**
- * The order-write job's work: the row in Postgres (a duplicate is a no-op), then the outbox entry
- * acknowledged in Redis. Returns whether this call inserted the row.
+ * The order-write job's work, for a batch of orders: the rows in Postgres in one statement (duplicates
+ * are no-ops), then the outbox entries acknowledged in Redis in one pipeline. Returns how many rows
+ * this call inserted.
  */
-export async function writeAndAck(deps: LifecycleDeps, order: QueuedOrder): Promise<boolean> {
-  const written = await writeOrder(deps.db, order);
-  const live = written.status === "awaiting_payment" || written.status === "paid";
-  if (live && written.orderEpoch < written.saleEpoch)
-    await countInRebuiltRedis(deps, order, written.saleEpoch);
-  await ackQueuedOrder(deps.redis, order.saleId, order.orderId);
-  return written.inserted;
+export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Promise<number> {
+  const written = await writeOrders(deps.db, batch);
+  let inserted = 0;
+  for (const order of batch) {
+    const result = written.get(order.orderId);
+    if (!result) throw new Error(`order ${order.orderId} names a sale that does not exist`);
+    if (result.inserted) inserted++;
+    const live = result.status === "awaiting_payment" || result.status === "paid";
+    if (live && result.orderEpoch < result.saleEpoch)
+      await countInRebuiltRedis(deps, order, result.saleEpoch);
+  }
+  await ackQueuedOrders(deps.redis, batch);
+  return inserted;
 }
 
 /**
@@ -52,7 +59,7 @@ export async function materializeOrder(
   queued?: QueuedOrder | null,
 ): Promise<OrderRow | null> {
   const doc = queued ?? (await readQueuedOrder(deps.redis, saleId, orderId));
-  if (doc) await writeAndAck(deps, doc);
+  if (doc) await writeAndAck(deps, [doc]);
   return findOrder(deps.db, orderId);
 }
 

@@ -10,8 +10,9 @@ let open: Batch | null = null;
 
 /**
  * Publishes an order's jobs together with the other orders this isolate reserves within the next few
- * milliseconds: one QStash batch call for all of them instead of one per order (during a rush an
- * isolate reserves many at once). The returned promise settles when the batch is sent; the caller hands
+ * milliseconds: one write job and one payment-timeout job for the whole batch (during a rush an
+ * isolate reserves many at once), so QStash messages, deliveries and Postgres statements are counted
+ * per batch, not per order. The returned promise settles when the batch is sent; the caller hands
  * it to `waitUntil`. A batch that fails is not retried here: the outbox sweeper republishes its orders.
  */
 export function publishSoon(config: Config, order: QueuedOrder): Promise<void> {

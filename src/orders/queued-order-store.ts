@@ -14,12 +14,23 @@ export async function readQueuedOrder(
 }
 
 /**
- * Acknowledges the outbox entry: the order is in Postgres now, so Redis forgets the queued document
- * (polling reads Postgres from here on) and the sweeper will not republish it.
+ * Acknowledges outbox entries: the orders are in Postgres now, so Redis forgets their queued documents
+ * (polling reads Postgres from here on) and the sweeper will not republish them. One pipeline, two
+ * commands per sale in the batch.
  */
-export async function ackQueuedOrder(redis: Redis, saleId: string, orderId: string): Promise<void> {
-  const keys = saleKeys(saleId);
-  await withRedis(() => redis.pipeline().hdel(keys.orders, orderId).zrem(keys.outbox, orderId).exec());
+export async function ackQueuedOrders(
+  redis: Redis,
+  orders: { saleId: string; orderId: string }[],
+): Promise<void> {
+  const bySale = new Map<string, string[]>();
+  for (const o of orders) bySale.set(o.saleId, [...(bySale.get(o.saleId) ?? []), o.orderId]);
+  if (bySale.size === 0) return;
+  const pipe = redis.pipeline();
+  for (const [saleId, ids] of bySale) {
+    const keys = saleKeys(saleId);
+    pipe.hdel(keys.orders, ...ids).zrem(keys.outbox, ...ids);
+  }
+  await withRedis(() => pipe.exec());
 }
 
 /** Outbox entries reserved before `olderThan` (ms), oldest first. */

@@ -6,7 +6,7 @@ import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
 import { setSalePausedInDb } from "../sale/sale-repository";
 import { setSalePaused } from "../sale/sale-store";
-import { enqueueOrder } from "./enqueue-order";
+import { enqueueOrders } from "./enqueue-order";
 import type { QueuedOrder } from "./order-view";
 import { type SaleStats, saleStats } from "./sale-stats";
 
@@ -22,6 +22,7 @@ type LedgerEntry = {
 };
 
 const DRIFT_RECHECK_MS = 1_000;
+const PUBLISH_CHUNK = 50;
 const driftOf = (s: SaleStats) => s.stock - (s.remaining + s.liveUnits + s.pendingRestoreUnits);
 
 export type ReconcileReport = {
@@ -77,6 +78,7 @@ export async function reconcileSale(
   const recordedAdjustments = new Set(adjustments.rows.map((r) => r.id));
 
   const republished: string[] = [];
+  const lost: QueuedOrder[] = [];
   const mismatched: ReconcileReport["mismatched"] = [];
   const trim: string[] = [];
   for (const { field, entry } of reservations) {
@@ -93,7 +95,7 @@ export async function reconcileSale(
         expiresAt: Number(entry.expiresAt),
         epoch: Number(entry.epoch ?? 1),
       };
-      await enqueueOrder(deps.config, order, { generation: `r${Math.floor(deps.now / 60_000)}` });
+      lost.push(order);
       republished.push(orderId);
       continue;
     }
@@ -114,6 +116,10 @@ export async function reconcileSale(
   for (const { field, entry } of ledger) {
     if (field.startsWith("a:") && entry.adjustmentId && recordedAdjustments.has(entry.adjustmentId))
       trim.push(field);
+  }
+  for (let i = 0; i < lost.length; i += PUBLISH_CHUNK) {
+    const chunk = lost.slice(i, i + PUBLISH_CHUNK);
+    await enqueueOrders(deps.config, chunk, { generation: `r${Math.floor(deps.now / 60_000)}` });
   }
   const reserved = new Set(reservations.map((r) => r.field.slice(2)));
   const ordersWithoutReservation = result.rows

@@ -3,13 +3,14 @@ import { type Env, readConfig } from "../env";
 import { redisClient } from "../redis";
 import { recoverLostSales } from "../sale/recover-sales";
 import { readAllSales } from "../sale/sale-store";
-import { enqueueOrder } from "./enqueue-order";
+import { enqueueOrders } from "./enqueue-order";
 import { expireOrder, settleRestore } from "./order-lifecycle";
 import { findOrder, findOverdue, findUnrestored } from "./order-repository";
 import { readStaleOutbox } from "./queued-order-store";
 import { reconcileSale } from "./reconcile-sale";
 
 const BATCH = 200;
+const PUBLISH_CHUNK = 50;
 const OVERDUE_GRACE_SECONDS = 15;
 const RECONCILE_AFTER_END_MS = 3600_000;
 
@@ -64,9 +65,10 @@ export async function sweep(env: Env, now: number): Promise<SweepReport> {
         now - config.OUTBOX_GRACE_SECONDS * 1000,
         BATCH,
       );
-      for (const order of stale) {
-        if (await attempt(() => enqueueOrder(config, order, { generation: `s${Math.floor(now / 60_000)}` })))
-          report.republished++;
+      for (let i = 0; i < stale.length; i += PUBLISH_CHUNK) {
+        const chunk = stale.slice(i, i + PUBLISH_CHUNK);
+        if (await attempt(() => enqueueOrders(config, chunk, { generation: `s${Math.floor(now / 60_000)}` })))
+          report.republished += chunk.length;
       }
     }
   });

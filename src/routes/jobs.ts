@@ -5,17 +5,14 @@ import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { qstashSignature } from "../middleware/qstash-signature";
 import { type FailureCallback, recordDeadLetter } from "../orders/dead-letters";
+import type { OrderJobBody } from "../orders/enqueue-order";
 import { expireOrder, writeAndAck } from "../orders/order-lifecycle";
 import type { QueuedOrder } from "../orders/order-view";
 
-/** A job body: the queued order as the buy route published it. */
-function parseJob(body: string): QueuedOrder {
-  let job: Partial<QueuedOrder>;
-  try {
-    job = JSON.parse(body) as Partial<QueuedOrder>;
-  } catch {
-    throw new ApiError("INVALID_REQUEST", "Job body is not JSON.");
-  }
+const MAX_ORDERS_PER_JOB = 200;
+
+/** One order of a job body, checked: the order id must name the sale. */
+function parseOrder(job: Partial<QueuedOrder>): QueuedOrder {
   const saleId = typeof job.orderId === "string" ? saleIdOfOrder(job.orderId) : null;
   if (!saleId || saleId !== job.saleId || typeof job.userId !== "string" || !Number.isInteger(job.quantity)) {
     throw new ApiError("INVALID_REQUEST", "Job body is not an order.");
@@ -29,6 +26,23 @@ function parseJob(body: string): QueuedOrder {
     expiresAt: Number(job.expiresAt),
     epoch: Number.isInteger(job.epoch) ? Number(job.epoch) : 1,
   };
+}
+
+/** A job body: `{ orders: [...] }` as enqueueOrders publishes it (a bare order is accepted too). */
+function parseJob(body: string): QueuedOrder[] {
+  let job: Partial<OrderJobBody & QueuedOrder>;
+  try {
+    job = JSON.parse(body) as Partial<OrderJobBody & QueuedOrder>;
+  } catch {
+    throw new ApiError("INVALID_REQUEST", "Job body is not JSON.");
+  }
+  if (job === null || typeof job !== "object")
+    throw new ApiError("INVALID_REQUEST", "Job body is not an object.");
+  if (!Array.isArray(job.orders)) return [parseOrder(job)];
+  if (job.orders.length === 0 || job.orders.length > MAX_ORDERS_PER_JOB) {
+    throw new ApiError("INVALID_REQUEST", `A job carries 1 to ${MAX_ORDERS_PER_JOB} orders.`);
+  }
+  return job.orders.map((o) => parseOrder(o ?? {}));
 }
 
 /**
@@ -46,19 +60,25 @@ export const jobRoutes = new Hono<AppEnv>()
     }),
   )
   .post("/order-write", async (c) => {
-    const order = parseJob(c.get("jobBody"));
-    const inserted = await writeAndAck(deps(c), order);
-    return c.json({ orderId: order.orderId, inserted });
+    const orders = parseJob(c.get("jobBody"));
+    const inserted = await writeAndAck(deps(c), orders);
+    return c.json({ orders: orders.length, inserted });
   })
   .post("/payment-timeout", async (c) => {
-    const order = parseJob(c.get("jobBody"));
+    const orders = parseJob(c.get("jobBody"));
     const d = deps(c);
-    const result = await expireOrder(d, order.saleId, order.orderId, order);
-    if (result === "early") {
-      const wait = Math.max(1, Math.ceil((order.expiresAt - d.now) / 1000));
-      throw new ApiError("ORDER_NOT_READY", "The payment window is still open.", { retryAfterSeconds: wait });
+    const results: Record<string, number> = {};
+    let early: QueuedOrder | null = null;
+    for (const order of orders) {
+      const result = await expireOrder(d, order.saleId, order.orderId, order);
+      results[result] = (results[result] ?? 0) + 1;
+      if (result === "early") early = order;
     }
-    return c.json({ orderId: order.orderId, result });
+    if (early) {
+      const wait = Math.max(1, Math.ceil((early.expiresAt - d.now) / 1000));
+      throw new ApiError("ORDER_NOT_READY", "A payment window is still open.", { retryAfterSeconds: wait });
+    }
+    return c.json({ orders: orders.length, results });
   })
   .post("/failed", async (c) => {
     let failure: FailureCallback = {};
