@@ -103,7 +103,7 @@ export async function runScenario(
         runWorkload(client, {
           productToken: sale.productToken,
           users: size === "ci" ? 40 : 150,
-          durationMs: ms(6_000, 30_000),
+          durationMs: ms(6_000, 20_000),
           concurrency: size === "ci" ? 6 : 12,
           seed: opts.seed ?? 1,
           ...overrides,

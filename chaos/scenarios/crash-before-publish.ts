@@ -18,7 +18,7 @@ export const crashBeforePublish: Scenario = {
   async run(ctx) {
     const { app, sale, history } = ctx;
     const rnd = random(7);
-    const durationMs = ctx.ms(6_000, 25_000);
+    const durationMs = ctx.ms(6_000, 18_000);
     let orphans = 0;
     const crashes = async () => {
       const until = Date.now() + durationMs;

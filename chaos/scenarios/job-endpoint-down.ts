@@ -21,9 +21,9 @@ export const jobEndpointDown: Scenario = {
     };
     const downMs = ctx.ms(3_000, 15_000);
     await Promise.all([
-      ctx.workload({ durationMs: ctx.ms(8_000, 30_000) }),
+      ctx.workload({ durationMs: ctx.ms(8_000, 24_000) }),
       (async () => {
-        await sleep(ctx.ms(1_500, 5_000));
+        await sleep(ctx.ms(1_500, 3_000));
         await ctx.app.worker.setVars(bad);
         ctx.fault(
           `job endpoint refusing deliveries for ${downMs / 1000} s (redeploy with wrong signing keys)`,

@@ -25,7 +25,7 @@ export const deliveriesFailing: Scenario = {
   async run(ctx) {
     const downMs = ctx.ms(3_000, 20_000);
     await Promise.all([
-      ctx.workload({ durationMs: ctx.ms(8_000, 35_000) }),
+      ctx.workload({ durationMs: ctx.ms(8_000, 28_000) }),
       outage(ctx, ctx.ms(1_500, 5_000), downMs),
     ]);
     ctx.fault(`${ctx.app.stack.qstash.dlq().length} deliveries dead-lettered`);
@@ -38,10 +38,10 @@ export const postgresRestart: Scenario = {
   title: "Postgres stopped and restarted mid-sale, twice",
   async run(ctx) {
     await Promise.all([
-      ctx.workload({ durationMs: ctx.ms(9_000, 30_000), payRate: 0.55, cancelRate: 0.25 }),
+      ctx.workload({ durationMs: ctx.ms(9_000, 22_000), payRate: 0.55, cancelRate: 0.25 }),
       (async () => {
-        await outage(ctx, ctx.ms(1_500, 5_000), ctx.ms(1_000, 4_000));
-        await outage(ctx, ctx.ms(2_000, 8_000), ctx.ms(1_500, 6_000));
+        await outage(ctx, ctx.ms(1_500, 3_000), ctx.ms(1_000, 4_000));
+        await outage(ctx, ctx.ms(2_000, 5_000), ctx.ms(1_500, 6_000));
       })(),
     ]);
   },

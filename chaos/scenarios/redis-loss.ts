@@ -21,15 +21,15 @@ export const redisLoss: Scenario = {
   name: "redis-loss",
   title: "Redis killed and restarted empty mid-sale, then rebuilt from Postgres",
   vars: { RECOVERY_QUIET_SECONDS: String(QUIET_SECONDS) },
-  sale: (size) => ({ stock: size === "ci" ? 40 : 150 }),
+  sale: (size) => ({ stock: size === "ci" ? 60 : 300 }),
   checkOptions: { redisRebuilt: true },
   async run(ctx) {
     const losses = ctx.size === "ci" ? ["cron"] : ["cron", "operator"];
     await Promise.all([
-      ctx.workload({ durationMs: ctx.ms(12_000, 40_000) }),
+      ctx.workload({ durationMs: ctx.ms(12_000, 28_000) }),
       (async () => {
         for (const how of losses) {
-          await sleep(ctx.ms(2_500, 8_000));
+          await sleep(ctx.ms(2_000, 4_000));
           await loseRedis(ctx, how as "cron" | "operator");
         }
       })(),
@@ -40,7 +40,7 @@ export const redisLoss: Scenario = {
 async function loseRedis(ctx: ScenarioContext, how: "cron" | "operator"): Promise<void> {
   const { app, sale } = ctx;
   app.stack.qstash.pause();
-  await sleep(400);
+  await sleep(800);
   const inFlight = await app.redis.hlen(saleKeys(sale.saleId).orders);
   const killedAt = Date.now();
   await app.stack.redis.restart({ empty: true });
