@@ -233,6 +233,7 @@ export function fuzzRequests(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
   );
   const jobShape = fc.oneof(
     anyJson.map((v) => JSON.stringify(v)),
+    fc.array(anyJson, { maxLength: 3 }).map((orders) => JSON.stringify({ orders })),
     fc
       .record({
         orderId: fc.oneof(orderId, fc.constant(ctx.orderIdLike)),
