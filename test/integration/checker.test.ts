@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkSale } from "../../chaos/checker";
 import { recordingClient } from "../../chaos/client";
@@ -10,6 +12,7 @@ import { saleKeys } from "../../src/sale/keys";
 import { type AppUnderTest, startApp } from "../support/app";
 
 let app: AppUnderTest;
+const root = resolve(import.meta.dirname, "../..");
 
 beforeAll(async () => {
   app = await startApp({ vars: CHAOS_VARS });
@@ -148,5 +151,35 @@ describe("the history checker", () => {
     await app.redis.hincrby(k.holdings, "z", 1);
     await app.redis.decrby(k.stock, 1);
     expect(await rules(sale.saleId, history.toJSON())).toEqual(["duplicate", "unsettled"]);
+  });
+
+  it("runs as a command against a running stack: exit 0 when the invariant holds, 1 with the violations", async () => {
+    const { sale, k } = await settledSale();
+    const run = () =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(join(root, "node_modules", ".bin", "tsx"), ["chaos/check.ts"], {
+          cwd: root,
+          env: {
+            ...process.env,
+            REDIS_URL: app.stack.redis.url,
+            DATABASE_URL: app.stack.vars.DATABASE_URL,
+            SALE_ID: sale.saleId,
+          },
+        });
+        let out = "";
+        child.stdout.on("data", (d) => {
+          out += d;
+        });
+        child.stderr.on("data", (d) => {
+          out += d;
+        });
+        child.on("close", (code) => resolve({ code, out }));
+      });
+    const clean = await run();
+    expect([clean.code, clean.out]).toEqual([0, expect.stringContaining("invariant holds")]);
+    await app.redis.incrby(k.stock, 2);
+    const broken = await run();
+    expect([broken.code, broken.out]).toEqual([1, expect.stringContaining("VIOLATION balance")]);
+    await app.redis.decrby(k.stock, 2);
   });
 });
