@@ -1,7 +1,7 @@
 import { neon, neonConfig } from "@neondatabase/serverless";
 import { drizzle } from "drizzle-orm/neon-http";
 import type { Config } from "../env";
-import { StoreUnavailableError } from "../errors";
+import { ApiError, StoreUnavailableError } from "../errors";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof createDb>;
@@ -30,25 +30,36 @@ export function dbClient(config: Config): Db {
   return db;
 }
 
-const CONNECTIVITY = /fetch failed|ECONNREFUSED|network|connection|timeout|terminat|5\d\d/i;
-
-/** SQLSTATE classes that mean the database, not the statement, is the problem (08, 53, 57). */
-function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code === "string" && /^(08|53|57)/.test(code)) return true;
-  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return false;
-  return CONNECTIVITY.test(String((error as Error)?.message ?? error));
+/** The SQLSTATE of a database error, looking through wrappers (drizzle's DrizzleQueryError → cause). */
+function sqlState(error: unknown): string | null {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return null;
 }
 
 /**
- * Runs a database call; connectivity failures become {@link StoreUnavailableError} (503 with
- * Retry-After). Statement errors (constraint violations) propagate as they are.
+ * Runs a database call and classifies what fails: SQLSTATE classes 08, 53, 57 and errors without a
+ * SQLSTATE (the HTTP request to the database failed) become {@link StoreUnavailableError} (503 with
+ * Retry-After); integrity violations (class 23) and data exceptions (class 22, e.g. a number out of
+ * range) are the request's fault: 409 CONFLICT and 400 INVALID_REQUEST. Nothing was written in any case
+ * (each call is one statement or one transaction).
  */
 export async function withDb<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (isUnavailable(error)) throw new StoreUnavailableError("postgres", error);
+    const state = sqlState(error);
+    if (state?.startsWith("23")) {
+      throw new ApiError(
+        "CONFLICT",
+        "The change conflicts with what the database holds; nothing was written.",
+      );
+    }
+    if (state?.startsWith("22"))
+      throw new ApiError("INVALID_REQUEST", "A value is out of range; nothing was written.");
+    if (state === null || /^(08|53|57)/.test(state)) throw new StoreUnavailableError("postgres", error);
     throw error;
   }
 }

@@ -20,17 +20,25 @@ function decodeBase64(value: string | undefined): string | null {
   }
 }
 
+/** A string field of the callback, bounded; anything else is absent. */
+function text(value: unknown, max: number): string | null {
+  return typeof value === "string" && value.length > 0 ? value.slice(0, max) : null;
+}
+
 /** Records a job QStash gave up on, once per message id, where the operator page shows it. */
 export async function recordDeadLetter(db: Db, failure: FailureCallback, fallbackId: string): Promise<void> {
   await withDb(() =>
     db
       .insert(deadLetters)
       .values({
-        messageId: failure.sourceMessageId ?? fallbackId,
-        url: failure.url ?? "unknown",
-        status: typeof failure.status === "number" ? failure.status : null,
-        body: decodeBase64(failure.sourceBody),
-        responseBody: decodeBase64(failure.body),
+        messageId: text(failure.sourceMessageId, 200) ?? fallbackId,
+        url: text(failure.url, 2000) ?? "unknown",
+        status:
+          Number.isInteger(failure.status) && Math.abs(Number(failure.status)) < 1000
+            ? Number(failure.status)
+            : null,
+        body: decodeBase64(text(failure.sourceBody, 100_000) ?? undefined),
+        responseBody: decodeBase64(text(failure.body, 100_000) ?? undefined),
       })
       .onConflictDoNothing(),
   );

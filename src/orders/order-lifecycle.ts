@@ -19,7 +19,8 @@ export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Pr
   let inserted = 0;
   for (const order of batch) {
     const result = written.get(order.orderId);
-    if (!result) throw new Error(`order ${order.orderId} names a sale that does not exist`);
+    if (!result)
+      throw new ApiError("INVALID_REQUEST", `Order ${order.orderId} names a sale that does not exist.`);
     if (result.inserted) inserted++;
     const live = result.status === "awaiting_payment" || result.status === "paid";
     if (live && result.orderEpoch < result.saleEpoch)

@@ -8,13 +8,27 @@ import { type FailureCallback, recordDeadLetter } from "../orders/dead-letters";
 import type { OrderJobBody } from "../orders/enqueue-order";
 import { expireOrder, writeAndAck } from "../orders/order-lifecycle";
 import type { QueuedOrder } from "../orders/order-view";
+import { MAX_QUANTITY } from "../sale/buy-request";
 
 const MAX_ORDERS_PER_JOB = 200;
 
 /** One order of a job body, checked: the order id must name the sale. */
 function parseOrder(job: Partial<QueuedOrder>): QueuedOrder {
   const saleId = typeof job.orderId === "string" ? saleIdOfOrder(job.orderId) : null;
-  if (!saleId || saleId !== job.saleId || typeof job.userId !== "string" || !Number.isInteger(job.quantity)) {
+  const validTime = (t: unknown) => typeof t === "number" && Number.isFinite(t) && t > 0;
+  if (
+    !saleId ||
+    saleId !== job.saleId ||
+    typeof job.userId !== "string" ||
+    job.userId.length === 0 ||
+    job.userId.length > 128 ||
+    !Number.isInteger(job.quantity) ||
+    Number(job.quantity) < 1 ||
+    Number(job.quantity) > MAX_QUANTITY ||
+    !validTime(job.createdAt) ||
+    !validTime(job.expiresAt) ||
+    (job.epoch !== undefined && !(Number.isInteger(job.epoch) && Number(job.epoch) >= 1))
+  ) {
     throw new ApiError("INVALID_REQUEST", "Job body is not an order.");
   }
   return {
@@ -81,12 +95,16 @@ export const jobRoutes = new Hono<AppEnv>()
     return c.json({ orders: orders.length, results });
   })
   .post("/failed", async (c) => {
-    let failure: FailureCallback = {};
+    let parsed: unknown = null;
     try {
-      failure = JSON.parse(c.get("jobBody")) as FailureCallback;
+      parsed = JSON.parse(c.get("jobBody"));
     } catch {
-      failure = {};
+      parsed = null;
     }
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new ApiError("INVALID_REQUEST", "A failure callback body is a JSON object.");
+    }
+    const failure = parsed as FailureCallback;
     await recordDeadLetter(deps(c).db, failure, c.req.header("Upstash-Message-Id") ?? crypto.randomUUID());
     return c.json({ recorded: true });
   });
