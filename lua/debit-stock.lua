@@ -1,43 +1,44 @@
 --[[
-  debit-stock: count in this Redis an order that reached Postgres after the sale was rebuilt from
-  Postgres (its reservation was made in a Redis that was lost, and its order write was still in
-  flight). Exactly once: a reservation entry "r:<orderId>" means the order is already counted.
+  debit-stock: make sure this Redis counts orders that reached Postgres. An order's reservation entry
+  "r:<orderId>" means it is counted (the common case: nothing to do). Without one, this Redis lost the
+  reservation (it came back empty and was rebuilt, or a replica that was behind took over) and the
+  order, which the shopper was told about, is counted now: stock, holding and ledger entry, once.
 
-  KEYS[1]  meta      hash: field "epoch" must equal ARGV[5]
+  KEYS[1]  meta      hash: field "epoch" (absent means 1) must equal ARGV[2]
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
   KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON)
 
   ARGV[1]  now (ms)
-  ARGV[2]  orderId
-  ARGV[3]  userId
-  ARGV[4]  quantity
-  ARGV[5]  the sale's epoch in Postgres (the generation this Redis must be)
+  ARGV[2]  the sale's epoch in Postgres (the generation this Redis must be)
+  ARGV[3..] triples: orderId, userId, quantity
 
-  Returns {code, remaining}:
-    {1, remaining}  DEBITED (remaining may be negative: the rebuild sold units this order held;
-                    reconciliation reports the drift and pauses the sale)
-    {2, remaining}  ALREADY_COUNTED (nothing changed)
-    {3, 0}          NOT_INITIALISED (nothing changed; try again after the rebuild)
-    {4, 0}          OTHER_EPOCH (nothing changed; try again)
+  Returns {code, remaining, debited}:
+    {1, remaining, debited}  OK: `debited` orders were counted now (remaining may be negative: units
+                             were sold twice while the reservation was missing; reconciliation reports
+                             the drift and pauses the sale)
+    {3, 0, 0}                NOT_INITIALISED (nothing changed; try again after the rebuild)
+    {4, 0, 0}                OTHER_EPOCH (nothing changed; try again)
 ]]
-local meta = redis.call("HMGET", KEYS[1], "epoch")
-if not meta[1] then
-  return {3, 0}
+if redis.call("EXISTS", KEYS[1]) == 0 then
+  return {3, 0, 0}
 end
-if meta[1] ~= ARGV[5] then
-  return {4, 0}
+if (redis.call("HGET", KEYS[1], "epoch") or "1") ~= ARGV[2] then
+  return {4, 0, 0}
 end
-local orderId = ARGV[2]
-if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 1 then
-  return {2, tonumber(redis.call("GET", KEYS[2]) or "0")}
+local debited = 0
+for i = 3, #ARGV, 3 do
+  local orderId = ARGV[i]
+  if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 0 then
+    local quantity = tonumber(ARGV[i + 2])
+    local before = tonumber(redis.call("GET", KEYS[2]) or "0")
+    local after = redis.call("DECRBY", KEYS[2], quantity)
+    redis.call("HINCRBY", KEYS[3], ARGV[i + 1], quantity)
+    redis.call("HSET", KEYS[4], "r:" .. orderId, cjson.encode({
+      type = "reserve", orderId = orderId, userId = ARGV[i + 1], quantity = quantity,
+      before = before, after = after, at = tonumber(ARGV[1]), epoch = tonumber(ARGV[2]), late = true
+    }))
+    debited = debited + 1
+  end
 end
-local quantity = tonumber(ARGV[4])
-local before = tonumber(redis.call("GET", KEYS[2]) or "0")
-local after = redis.call("DECRBY", KEYS[2], quantity)
-redis.call("HINCRBY", KEYS[3], ARGV[3], quantity)
-redis.call("HSET", KEYS[4], "r:" .. orderId, cjson.encode({
-  type = "reserve", orderId = orderId, userId = ARGV[3], quantity = quantity,
-  before = before, after = after, at = tonumber(ARGV[1]), epoch = tonumber(ARGV[5]), late = true
-}))
-return {1, after}
+return {1, tonumber(redis.call("GET", KEYS[2]) or "0"), debited}

@@ -23,6 +23,7 @@ export type Env = {
   CATALOG_REFRESH_MS?: string;
   OUTBOX_GRACE_SECONDS?: string;
   RECOVERY_QUIET_SECONDS?: string;
+  LEDGER_TRIM_AFTER_SECONDS?: string;
 };
 
 const secret = z.string().min(8);
@@ -52,6 +53,7 @@ const configSchema = z.object({
   CATALOG_REFRESH_MS: positiveInt(5000),
   OUTBOX_GRACE_SECONDS: positiveInt(10),
   RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
+  LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),
 });
 
 /** Typed, validated settings derived from {@link Env}. */

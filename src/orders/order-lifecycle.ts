@@ -7,46 +7,63 @@ import { findOrder, markCounted, markRestored, transitionOrder, writeOrders } fr
 import type { OrderRow, QueuedOrder } from "./order-view";
 import { ackQueuedOrders, readQueuedOrder } from "./queued-order-store";
 
-type LifecycleDeps = Pick<Deps, "redis" | "db" | "now">;
+type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config">;
 
 /**
  * The order-write job's work, for a batch of orders: the rows in Postgres in one statement (duplicates
- * are no-ops), then the outbox entries acknowledged in Redis in one pipeline. Returns how many rows
- * this call inserted.
+ * are no-ops); then, in one script call per sale, Redis is made sure to count every live order of the
+ * batch (a no-op when its reservation entry is there, a debit when a lost or lagging Redis never saw
+ * it); then the outbox entries are acknowledged in one pipeline. Returns how many rows were inserted.
  */
 export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Promise<number> {
   const written = await writeOrders(deps.db, batch);
   let inserted = 0;
+  const toCount = new Map<string, { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] }>();
+  const retentionMs = deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
   for (const order of batch) {
     const result = written.get(order.orderId);
     if (!result)
       throw new ApiError("INVALID_REQUEST", `Order ${order.orderId} names a sale that does not exist.`);
     if (result.inserted) inserted++;
     const live = result.status === "awaiting_payment" || result.status === "paid";
-    if (live && result.orderEpoch < result.saleEpoch)
-      await countInRebuiltRedis(deps, order, result.saleEpoch);
+    const behind = result.orderEpoch < result.saleEpoch;
+    // a ledger entry older than the retention may have been trimmed: its absence would prove nothing
+    if (!live || (!behind && deps.now - order.createdAt >= retentionMs)) continue;
+    const group = toCount.get(order.saleId) ?? { epoch: result.saleEpoch, orders: [], behind: [] };
+    group.orders.push(order);
+    if (behind) group.behind.push(order);
+    toCount.set(order.saleId, group);
   }
+  for (const [saleId, group] of toCount) await countInRedis(deps, saleId, group);
   await ackQueuedOrders(deps.redis, batch);
   return inserted;
 }
 
 /**
- * An order reserved in a Redis that was since lost and rebuilt reached Postgres after the rebuild:
- * count it in the new Redis (once), then record that it is counted. Until the rebuild is in Redis the
- * write answers 503 and QStash tries again.
+ * Counts orders in the sale's current Redis (debit-stock.lua), then records in Postgres that those of
+ * an older epoch are counted in this one. Until the sale's Redis state exists the write answers 503 and
+ * QStash tries again.
  */
-async function countInRebuiltRedis(deps: LifecycleDeps, order: QueuedOrder, epoch: number): Promise<void> {
-  const outcome = await debitStock(deps.redis, order, epoch, deps.now);
+async function countInRedis(
+  deps: LifecycleDeps,
+  saleId: string,
+  group: { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] },
+): Promise<void> {
+  const outcome = await debitStock(deps.redis, saleId, group.orders, group.epoch, deps.now);
   if (outcome.kind === "not_ready") {
     throw new StoreUnavailableError(
       "redis",
-      new Error(`sale ${order.saleId} epoch ${epoch} not rebuilt yet`),
+      new Error(`sale ${saleId} epoch ${group.epoch} not in Redis yet`),
     );
   }
-  if (outcome.kind === "debited" && outcome.remaining < 0) {
-    console.error(`sale ${order.saleId}: late order ${order.orderId} took remaining to ${outcome.remaining}`);
+  if (outcome.debited > 0) {
+    console.warn(
+      `sale ${saleId}: ${outcome.debited} order(s) Redis had lost counted again; remaining ${outcome.remaining}`,
+    );
   }
-  await markCounted(deps.db, order.orderId, epoch);
+  if (outcome.remaining < 0)
+    console.error(`sale ${saleId}: remaining ${outcome.remaining} after a Redis loss`);
+  for (const order of group.behind) await markCounted(deps.db, order.orderId, group.epoch);
 }
 
 /**

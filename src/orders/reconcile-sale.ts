@@ -46,7 +46,8 @@ export type ReconcileReport = {
  * (its queue message lost) is republished; an order with no reservation, or one whose user or quantity
  * differ, is reported; stock drift pauses the sale rather than overwriting either side. Ledger entries
  * whose story is finished in Postgres (paid, or expired/cancelled and restored; adjustments recorded)
- * are trimmed.
+ * are trimmed once the order was written LEDGER_TRIM_AFTER_SECONDS ago (a day by default): until then
+ * a late delivery of its order write relies on the entry to know the order is already counted.
  */
 export async function reconcileSale(
   deps: Pick<Deps, "redis" | "db" | "config" | "now">,
@@ -68,8 +69,11 @@ export async function reconcileSale(
       quantity: number;
       status: string;
       restored_at: string | null;
+      trimmable: boolean;
     }>(sql`
-      select id, user_id, quantity, status, restored_at from orders where sale_id = ${saleId}`),
+      select id, user_id, quantity, status, restored_at,
+             written_at < now() - make_interval(secs => ${deps.config.LEDGER_TRIM_AFTER_SECONDS}) as trimmable
+      from orders where sale_id = ${saleId}`),
   );
   const rows = new Map(result.rows.map((r) => [r.id, r]));
   const adjustments = await withDb(() =>
@@ -107,7 +111,10 @@ export async function reconcileSale(
       });
       continue;
     }
-    const finished = row.status === "paid" || row.restored_at !== null;
+    // finished, and old enough that no delivery of its order write can still arrive (see writeAndAck)
+    const finished =
+      (row.status === "paid" || row.restored_at !== null) &&
+      (row.trimmable === true || String(row.trimmable) === "t");
     if (finished) {
       trim.push(field);
       if (row.restored_at !== null) trim.push(`x:${orderId}`);

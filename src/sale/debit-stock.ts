@@ -3,32 +3,32 @@ import { withRedis } from "../redis";
 import { saleKeys } from "./keys";
 import { runScript, type ScriptReply } from "./scripts";
 
-export type DebitOutcome = { kind: "debited" | "already_counted"; remaining: number } | { kind: "not_ready" };
+export type DebitOutcome = { kind: "ok"; remaining: number; debited: number } | { kind: "not_ready" };
 
 /**
- * Counts, in a rebuilt Redis, an order that reached Postgres after the rebuild (debit-stock.lua).
- * `not_ready` means the rebuild for `epoch` is not in Redis yet: try again.
+ * Makes sure this Redis counts orders of one sale that reached Postgres (debit-stock.lua): a no-op for
+ * orders whose reservation entry is there, a debit for those a lost or lagging Redis never saw.
+ * `not_ready` means the sale's Redis state for `epoch` is not there (yet): try again.
  */
 export async function debitStock(
   redis: Redis,
-  order: { saleId: string; orderId: string; userId: string; quantity: number },
+  saleId: string,
+  orders: { orderId: string; userId: string; quantity: number }[],
   epoch: number,
   now: number,
 ): Promise<DebitOutcome> {
-  const keys = saleKeys(order.saleId);
-  const [code, remaining] = await withRedis(() =>
+  const keys = saleKeys(saleId);
+  const [code, remaining, debited] = await withRedis(() =>
     runScript<ScriptReply>(
       redis,
       "debitStock",
       [keys.meta, keys.stock, keys.holdings, keys.ledger],
-      [now, order.orderId, order.userId, order.quantity, epoch],
+      [now, epoch, ...orders.flatMap((o) => [o.orderId, o.userId, o.quantity])],
     ),
   );
   switch (Number(code)) {
     case 1:
-      return { kind: "debited", remaining: Number(remaining) };
-    case 2:
-      return { kind: "already_counted", remaining: Number(remaining) };
+      return { kind: "ok", remaining: Number(remaining), debited: Number(debited) };
     case 3:
     case 4:
       return { kind: "not_ready" };

@@ -83,6 +83,7 @@ export function toMetaFields(sale: Omit<SaleRecord, "remaining">): Record<string
     stock: String(sale.stock),
     initialStock: String(sale.initialStock),
     productToken: sale.productToken,
+    epoch: "1",
   };
 }
 

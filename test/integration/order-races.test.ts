@@ -11,6 +11,7 @@ beforeAll(async () => {
       RATE_LIMIT_USER_PER_WINDOW: "1000",
       RATE_LIMIT_IP_PER_WINDOW: "100000",
       OUTBOX_GRACE_SECONDS: "1",
+      LEDGER_TRIM_AFTER_SECONDS: "0",
     },
   });
 });
