@@ -184,7 +184,9 @@ describe("bad input gets 4xx and changes nothing", () => {
     const sale = await app.api.createSale({ stock: 5 });
     const token = await shopperToken("bad-input");
     const path = `/api/buy/${sale.productToken}`;
+    await app.drain();
     const before = await snapshot(app.redis);
+    const commandsBefore = await commandCounts(app.redis);
     const cases: {
       rawBody?: string;
       token?: string;
@@ -243,6 +245,7 @@ describe("bad input gets 4xx and changes nothing", () => {
     const huge = await app.api.call("POST", path, { rawBody: "x".repeat(100 * 1024), token });
     expect([huge.status, errorCode(huge.body)]).toEqual([400, "INVALID_REQUEST"]);
     expect(await snapshot(app.redis)).toEqual(before);
+    expect(commandDelta(commandsBefore, await commandCounts(app.redis)).evalsha).toBeUndefined();
   });
 });
 
