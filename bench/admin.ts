@@ -1,17 +1,8 @@
 /** The operator calls the bench needs: create a sale, read its stats (contract: operator routes). */
 
-export type SaleStats = {
-  stock: number;
-  remaining: number;
-  queued: number;
-  awaitingPayment: number;
-  paid: number;
-  expired: number;
-  cancelled: number;
-  ordersInDb: number;
-  ledgerEntries: number;
-  invariantHolds: boolean;
-};
+import type { SaleStats } from "../src/orders/sale-stats";
+
+export type { SaleStats };
 
 export type CreatedSale = { saleId: string; productToken: string };
 

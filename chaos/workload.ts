@@ -8,6 +8,7 @@
  * await runWorkload(client, { productToken, users: 80, durationMs: 10_000, concurrency: 8, seed: 1 });
  */
 
+import { prng } from "../bench/scenario";
 import type { RecordingClient } from "./client";
 import type { Op } from "./history";
 
@@ -31,17 +32,8 @@ export type WorkloadOptions = {
   signal?: AbortSignal;
 };
 
-/** mulberry32: a small seeded generator. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The benchmark's seeded generator (mulberry32), so a seed means the same crowd in both tools. */
+export const random = prng;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
