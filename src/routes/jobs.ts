@@ -6,8 +6,9 @@ import { saleIdOfOrder } from "../ids";
 import { qstashSignature } from "../middleware/qstash-signature";
 import { type FailureCallback, recordDeadLetter } from "../orders/dead-letters";
 import type { OrderJobBody } from "../orders/enqueue-order";
-import { expireOrder, writeAndAck } from "../orders/order-lifecycle";
+import { expireOrder } from "../orders/order-lifecycle";
 import type { QueuedOrder } from "../orders/order-view";
+import { writeAndAck } from "../orders/order-write-job";
 import { MAX_QUANTITY } from "../sale/buy-request";
 
 const MAX_ORDERS_PER_JOB = 200;
