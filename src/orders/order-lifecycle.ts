@@ -2,29 +2,39 @@ import type { Deps } from "../context";
 import { ApiError } from "../errors";
 import { restoreStock } from "../sale/restore-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
-import { findOrder, markRestored, transitionOrder } from "./order-repository";
+import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";
-import { materializeOrder } from "./order-write-job";
+import { materializeOrder, writeAndAck } from "./order-write-job";
 import { readQueuedOrder } from "./queued-order-store";
 
 export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config">;
 
 /**
- * Returns an expired or cancelled order's units to Redis (exactly once, guarded by the ledger) and
- * records that in Postgres. Safe to call again; the sweeper does when Redis was unreachable.
+ * Returns expired or cancelled orders' units to Redis (exactly once each, guarded by the ledger) and
+ * records that in Postgres in one statement. Safe to call again; the sweeper does when Redis was
+ * unreachable. Orders Redis cannot take back yet (its sale is being rebuilt) are left for later.
  */
-export async function settleRestore(deps: LifecycleDeps, row: OrderRow): Promise<void> {
-  if (row.restoredAt || (row.status !== "expired" && row.status !== "cancelled")) return;
-  const outcome = await restoreStock(
-    deps.redis,
-    { saleId: row.saleId, orderId: row.id, userId: row.userId, quantity: row.quantity },
-    row.status,
-    deps.now,
-  );
-  if (outcome.kind === "not_initialised") return;
-  // "not_reserved": a rebuilt Redis never counted this order, so there is nothing to give back.
-  soldOutCache.clear(row.saleId);
-  await markRestored(deps.db, row.id);
+export async function settleRestores(deps: LifecycleDeps, rows: OrderRow[]): Promise<void> {
+  const settled: string[] = [];
+  for (const row of rows) {
+    if (row.restoredAt || (row.status !== "expired" && row.status !== "cancelled")) continue;
+    const outcome = await restoreStock(
+      deps.redis,
+      { saleId: row.saleId, orderId: row.id, userId: row.userId, quantity: row.quantity },
+      row.status,
+      deps.now,
+    );
+    if (outcome.kind === "not_initialised") continue;
+    // "not_reserved": a rebuilt Redis never counted this order, so there is nothing to give back.
+    soldOutCache.clear(row.saleId);
+    settled.push(row.id);
+  }
+  await markRestored(deps.db, settled);
+}
+
+/** {@link settleRestores} for one order. */
+export function settleRestore(deps: LifecycleDeps, row: OrderRow): Promise<void> {
+  return settleRestores(deps, [row]);
 }
 
 /** Pays an order the shopper owns. Paying a paid order again is a no-op that answers the same. */
@@ -85,28 +95,60 @@ export async function cancelOrder(
 }
 
 /**
- * The payment-timeout job: expires the order if still unpaid (one conditional update, tried first: the
- * common case costs one statement) and restores its units. A timeout that arrives before the order
- * write writes the order first, from the job. Returns "early" when the database clock says the
- * window is still open.
+ * The payment-timeout job for a batch: expires the orders still unpaid in one conditional update (by
+ * Postgres's clock), restores their units, and finishes restores an earlier delivery left undone. A
+ * timeout that arrives before the order write writes those orders first, from the job. Returns the
+ * orders whose window is still open by the database's clock (`early`: deliver again later).
  */
+export async function expireOrders(
+  deps: LifecycleDeps,
+  batch: QueuedOrder[],
+): Promise<{ expired: number; early: QueuedOrder[] }> {
+  const ids = batch.map((o) => o.orderId);
+  const won = await transitionOrders(deps.db, ids, "expired");
+  const wonIds = new Set(won.map((r) => r.id));
+  let others = await findOrders(
+    deps.db,
+    ids.filter((id) => !wonIds.has(id)),
+  );
+  const missing = batch.filter((o) => !wonIds.has(o.orderId) && !others.some((r) => r.id === o.orderId));
+  if (missing.length > 0) {
+    await writeAndAck(deps, missing);
+    const late = await transitionOrders(
+      deps.db,
+      missing.map((o) => o.orderId),
+      "expired",
+    );
+    won.push(...late);
+    for (const r of late) wonIds.add(r.id);
+    others = await findOrders(
+      deps.db,
+      ids.filter((id) => !wonIds.has(id)),
+    );
+  }
+  await settleRestores(deps, [...won, ...others]);
+  const stillOpen = new Set(others.filter((r) => r.status === "awaiting_payment").map((r) => r.id));
+  return { expired: won.length, early: batch.filter((o) => stillOpen.has(o.orderId)) };
+}
+
+/** One order's payment timeout: "early" while the database says its window is still open. */
 export async function expireOrder(
   deps: LifecycleDeps,
   saleId: string,
   orderId: string,
   queued?: QueuedOrder | null,
 ): Promise<"expired" | "final" | "early" | "unknown"> {
-  let won = await transitionOrder(deps.db, orderId, "expired");
-  let current = won ?? (await findOrder(deps.db, orderId));
-  if (!current) {
-    current = await materializeOrder(deps, saleId, orderId, queued);
-    if (!current) return "unknown";
-    won = current.status === "awaiting_payment" ? await transitionOrder(deps.db, orderId, "expired") : null;
-    current = won ?? (await findOrder(deps.db, orderId)) ?? current;
+  const doc = queued ?? (await readQueuedOrder(deps.redis, saleId, orderId));
+  if (!doc) {
+    const won = await transitionOrder(deps.db, orderId, "expired");
+    const row = won ?? (await findOrder(deps.db, orderId));
+    if (!row) return "unknown";
+    if (row.status === "awaiting_payment") return "early";
+    await settleRestore(deps, row);
+    return won ? "expired" : "final";
   }
-  if (current.status === "awaiting_payment") return "early";
-  await settleRestore(deps, current);
-  return won ? "expired" : "final";
+  const { expired, early } = await expireOrders(deps, [doc]);
+  return early.length > 0 ? "early" : expired > 0 ? "expired" : "final";
 }
 
 async function ownedRow(

@@ -28,16 +28,18 @@ type Transition = "paid" | "expired" | "cancelled";
 
 /**
  * The one place an order's fate is decided: a conditional update from `awaiting_payment`. Exactly one
- * of paid / expired / cancelled can win; expired and cancelled give the user's holding back in the same
+ * of paid / expired / cancelled can win; expired and cancelled give the users' holdings back in the same
  * statement. Payment needs the window still open and expiry needs it closed, both by the database's
- * clock, so a skewed worker clock cannot decide either. Returns the row if this call won, else null.
+ * clock, so a skewed worker clock cannot decide either. Takes many orders at once (a payment-timeout
+ * job's batch); returns the rows this call won.
  */
-export async function transitionOrder(
+export async function transitionOrders(
   db: Db,
-  orderId: string,
+  orderIds: string[],
   to: Transition,
   opts: { userId?: string; paymentRef?: string } = {},
-): Promise<OrderRow | null> {
+): Promise<OrderRow[]> {
+  if (orderIds.length === 0) return [];
   const owner = opts.userId === undefined ? sql`true` : sql`user_id = ${opts.userId}`;
   const timing =
     to === "paid" ? sql`expires_at > now()` : to === "expired" ? sql`expires_at <= now()` : sql`true`;
@@ -52,11 +54,13 @@ export async function transitionOrder(
     db.execute<Record<string, unknown>>(sql`
       with upd as (
         update orders set ${set}
-        where id = ${orderId} and ${owner} and status = 'awaiting_payment' and ${timing}
+        where id in (select jsonb_array_elements_text(${JSON.stringify(orderIds)}::jsonb))
+          and ${owner} and status = 'awaiting_payment' and ${timing}
         returning id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch
       ), released as (
-        update holdings h set units = h.units - upd.quantity from upd
-        where ${releases} and h.sale_id = upd.sale_id and h.user_id = upd.user_id
+        update holdings h set units = h.units - r.units
+        from (select sale_id, user_id, sum(quantity)::int as units from upd group by sale_id, user_id) r
+        where ${releases} and h.sale_id = r.sale_id and h.user_id = r.user_id
         returning 1
       ), ev as (
         insert into order_events (order_id, sale_id, type) select id, sale_id, ${to} from upd
@@ -64,17 +68,39 @@ export async function transitionOrder(
       )
       select * from upd`),
   );
-  const row = result.rows[0];
-  return row ? toOrderRow(row) : null;
+  return result.rows.map(toOrderRow);
 }
 
-/** Records that an expired or cancelled order's units are back in Redis (after restore-stock ran). */
-export async function markRestored(db: Db, orderId: string): Promise<void> {
+/** {@link transitionOrders} for one order: the row if this call won, else null. */
+export async function transitionOrder(
+  db: Db,
+  orderId: string,
+  to: Transition,
+  opts: { userId?: string; paymentRef?: string } = {},
+): Promise<OrderRow | null> {
+  return (await transitionOrders(db, [orderId], to, opts))[0] ?? null;
+}
+
+/** The rows of the given orders (those that exist). */
+export async function findOrders(db: Db, orderIds: string[]): Promise<OrderRow[]> {
+  if (orderIds.length === 0) return [];
+  const result = await withDb(() =>
+    db.execute<Record<string, unknown>>(sql`
+      select id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch
+      from orders where id in (select jsonb_array_elements_text(${JSON.stringify(orderIds)}::jsonb))`),
+  );
+  return result.rows.map(toOrderRow);
+}
+
+/** Records that expired or cancelled orders' units are back in Redis (after restore-stock ran). */
+export async function markRestored(db: Db, orderIds: string[]): Promise<void> {
+  if (orderIds.length === 0) return;
   await withDb(() =>
     db.execute(sql`
       with upd as (
         update orders set restored_at = now()
-        where id = ${orderId} and status in ('expired', 'cancelled') and restored_at is null
+        where id in (select jsonb_array_elements_text(${JSON.stringify(orderIds)}::jsonb))
+          and status in ('expired', 'cancelled') and restored_at is null
         returning id, sale_id
       )
       insert into order_events (order_id, sale_id, type) select id, sale_id, 'restored' from upd

@@ -6,7 +6,7 @@ import { saleIdOfOrder } from "../ids";
 import { qstashSignature } from "../middleware/qstash-signature";
 import { type FailureCallback, recordDeadLetter } from "../orders/dead-letters";
 import type { OrderJobBody } from "../orders/enqueue-order";
-import { expireOrder } from "../orders/order-lifecycle";
+import { expireOrders } from "../orders/order-lifecycle";
 import type { QueuedOrder } from "../orders/order-view";
 import { writeAndAck } from "../orders/order-write-job";
 import { MAX_QUANTITY } from "../sale/buy-request";
@@ -82,18 +82,15 @@ export const jobRoutes = new Hono<AppEnv>()
   .post("/payment-timeout", async (c) => {
     const orders = parseJob(c.get("jobBody"));
     const d = deps(c);
-    const results: Record<string, number> = {};
-    let early: QueuedOrder | null = null;
-    for (const order of orders) {
-      const result = await expireOrder(d, order.saleId, order.orderId, order);
-      results[result] = (results[result] ?? 0) + 1;
-      if (result === "early") early = order;
+    const { expired, early } = await expireOrders(d, orders);
+    const first = early[0];
+    if (first) {
+      const wait = Math.max(1, Math.ceil((Math.max(...early.map((o) => o.expiresAt)) - d.now) / 1000));
+      throw new ApiError("ORDER_NOT_READY", `The payment window of ${first.orderId} is still open.`, {
+        retryAfterSeconds: wait,
+      });
     }
-    if (early) {
-      const wait = Math.max(1, Math.ceil((early.expiresAt - d.now) / 1000));
-      throw new ApiError("ORDER_NOT_READY", "A payment window is still open.", { retryAfterSeconds: wait });
-    }
-    return c.json({ orders: orders.length, results });
+    return c.json({ orders: orders.length, expired });
   })
   .post("/failed", async (c) => {
     let parsed: unknown = null;
