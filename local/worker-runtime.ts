@@ -17,6 +17,8 @@ import { LOOPBACK, portOrFree } from "./ports";
 
 const root = resolve(import.meta.dirname, "..");
 export const bundleDir = join(root, ".wrangler", "dist");
+const COMPATIBILITY_DATE = "2026-07-01";
+const COMPATIBILITY_FLAGS = ["nodejs_compat"];
 
 /** Builds the worker bundle with wrangler (the same build `wrangler deploy` uploads). */
 export async function buildWorker(outdir = bundleDir): Promise<string> {
@@ -77,6 +79,8 @@ export async function startWorker(options: {
   vars: Record<string, string>;
   port?: number;
   outdir?: string;
+  /** Serve `public/` in front of the worker, routed as wrangler.toml says (`run_worker_first`). */
+  assets?: boolean;
 }): Promise<WorkerRuntime> {
   const port = await portOrFree(options.port);
   const url = `http://${LOOPBACK}:${port}`;
@@ -86,9 +90,19 @@ export async function startWorker(options: {
     port,
     modulesRoot: outdir,
     modules: bundleModules(outdir),
-    compatibilityDate: "2026-07-01",
-    compatibilityFlags: ["nodejs_compat"],
+    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
     bindings: { ...vars, PUBLIC_URL: url },
+    ...(options.assets
+      ? {
+          assets: {
+            directory: join(root, "public"),
+            binding: "ASSETS",
+            routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*"] } },
+            assetConfig: { compatibility_date: COMPATIBILITY_DATE, compatibility_flags: COMPATIBILITY_FLAGS },
+          },
+        }
+      : {}),
   });
   const mf = new Miniflare(config(options.vars));
   await mf.ready;
