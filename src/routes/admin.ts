@@ -15,13 +15,7 @@ import { rebuildSale } from "../sale/rebuild-sale";
 import { recoverLostSales } from "../sale/recover-sales";
 import { parseSaleDefinition, parseStockDelta } from "../sale/sale-definition";
 import { toSaleView } from "../sale/sale-record";
-import {
-  findSaleByToken,
-  insertSale,
-  recordAdjustment,
-  recordFromRow,
-  setSalePausedInDb,
-} from "../sale/sale-repository";
+import { findSaleByToken, insertSale, recordAdjustment, setSalePausedInDb } from "../sale/sale-repository";
 import { preheatSale, readAllSales, readSale, setSalePaused } from "../sale/sale-store";
 import { readTimeline } from "../sale/timeline";
 import { forgetSaleList } from "./sales";

@@ -64,8 +64,11 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
     if (outcome.kind === "insufficient_stock") soldOutCache.clear(saleId);
     throw rejection(outcome);
   }
-  if (outcome.remaining === 0) soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
-  else soldOutCache.clear(saleId);
+  // a replay's `remaining` is the first answer's, possibly stale: it says nothing about the stock now
+  if (!outcome.replay) {
+    if (outcome.remaining === 0) soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+    else soldOutCache.clear(saleId);
+  }
   const order = {
     orderId: outcome.orderId,
     saleId,

@@ -33,11 +33,6 @@ export async function findSaleByToken(db: Db, token: string): Promise<SaleRow | 
   return rows[0] ?? null;
 }
 
-export async function findSaleRow(db: Db, saleId: string): Promise<SaleRow | null> {
-  const rows = await withDb(() => db.select().from(sales).where(eq(sales.id, saleId)).limit(1));
-  return rows[0] ?? null;
-}
-
 export async function setSalePausedInDb(db: Db, saleId: string, paused: boolean): Promise<void> {
   await withDb(() => db.update(sales).set({ paused }).where(eq(sales.id, saleId)));
 }
@@ -58,22 +53,4 @@ export async function recordAdjustment(
       update ${sales} set stock_adjustments = stock_adjustments + coalesce((select delta from ins), 0)
       where id = ${saleId}`),
   );
-}
-
-/** The Redis record a sale row preheats to (remaining = the full stock: only for a sale with no orders). */
-export function recordFromRow(row: SaleRow): Omit<SaleRecord, "remaining"> {
-  return {
-    saleId: row.id,
-    productId: row.productId,
-    name: row.name,
-    priceCents: row.priceCents,
-    perUserLimit: row.perUserLimit,
-    startsAt: row.startsAt.getTime(),
-    endsAt: row.endsAt.getTime(),
-    paused: row.paused,
-    paymentWindowMs: row.paymentWindowSeconds * 1000,
-    stock: row.initialStock + row.stockAdjustments,
-    initialStock: row.initialStock,
-    productToken: row.productToken,
-  };
 }

@@ -5,6 +5,7 @@ import { signDelivery } from "../../local/qstash-delivery";
 import { newOrderId } from "../../src/ids";
 import { saleKeys } from "../../src/sale/keys";
 import { type AppUnderTest, startApp } from "../support/app";
+import { rowCounts } from "../support/db-inspect";
 import { type FuzzRequest, fuzzRequests } from "../support/fuzz-requests";
 import { deliverJob } from "../support/jobs";
 import { snapshot } from "../support/redis-inspect";
@@ -26,14 +27,6 @@ afterAll(async () => {
 });
 
 const STACK_TRACE = /\bat [\w.<>]+ \(|\.(ts|js|mjs):\d+|Error:|DrizzleQueryError|NeonDbError|node_modules/;
-
-async function rowCounts(): Promise<Record<string, number>> {
-  const tables = ["sales", "orders", "holdings", "order_events", "stock_adjustments", "dead_letters"];
-  const counts: Record<string, number> = {};
-  for (const t of tables)
-    counts[t] = Number((await app.db.query(`select count(*)::int as n from ${t}`)).rows[0].n);
-  return counts;
-}
 
 async function pool<T>(items: T[], limit: number, task: (item: T) => Promise<void>) {
   let next = 0;
@@ -90,7 +83,7 @@ describe("fuzzing every route", () => {
     };
     const requests = fc.sample(fuzzRequests(ctx), { numRuns: 10_000, seed: 20_260_601 });
     const redisBefore = await snapshot(app.redis);
-    const pgBefore = await rowCounts();
+    const pgBefore = await rowCounts(app.db);
     const byLabel = new Map<string, Map<number, number>>();
     const bad: string[] = [];
     const check = async (req: FuzzRequest) => {
@@ -122,7 +115,7 @@ describe("fuzzing every route", () => {
     );
     expect(bad, summary.join("\n")).toEqual([]);
     expect(await snapshot(app.redis)).toEqual(redisBefore);
-    expect(await rowCounts()).toEqual(pgBefore);
+    expect(await rowCounts(app.db)).toEqual(pgBefore);
     expect(byLabel.size).toBeGreaterThanOrEqual(12);
   });
 

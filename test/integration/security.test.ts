@@ -3,6 +3,7 @@ import { generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
 import { type AppUnderTest, startApp } from "../support/app";
+import { rowCounts } from "../support/db-inspect";
 import { deliverJob } from "../support/jobs";
 import { snapshot } from "../support/redis-inspect";
 import { ADMIN_TOKEN, JWT_SECRET, shopperToken, unsignedToken } from "../support/shopper";
@@ -24,15 +25,6 @@ afterAll(async () => {
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
 
-/** Row counts of every table the worker writes: equal counts before and after mean nothing was written. */
-async function rowCounts(): Promise<Record<string, number>> {
-  const tables = ["sales", "orders", "holdings", "order_events", "stock_adjustments", "dead_letters"];
-  const counts: Record<string, number> = {};
-  for (const t of tables)
-    counts[t] = Number((await app.db.query(`select count(*)::int as n from ${t}`)).rows[0].n);
-  return counts;
-}
-
 /** Redis without the rate-limit counters: earlier tests' counters expire on their own meanwhile. */
 async function state(): Promise<Record<string, unknown>> {
   return Object.fromEntries(
@@ -41,10 +33,10 @@ async function state(): Promise<Record<string, unknown>> {
 }
 
 async function unchanged<T>(work: () => Promise<T>): Promise<T> {
-  const [redisBefore, pgBefore] = [await state(), await rowCounts()];
+  const [redisBefore, pgBefore] = [await state(), await rowCounts(app.db)];
   const result = await work();
   expect(await state()).toEqual(redisBefore);
-  expect(await rowCounts()).toEqual(pgBefore);
+  expect(await rowCounts(app.db)).toEqual(pgBefore);
   return result;
 }
 

@@ -61,20 +61,9 @@ export function apiClient(baseUrl: string) {
     },
     /** Creates a sale that is live now unless told otherwise; returns the operator's Sale. */
     async createSale(overrides: Record<string, unknown> = {}) {
-      const now = Date.now();
       const res = await call("POST", "/api/admin/sales", {
         token: ADMIN_TOKEN,
-        body: {
-          productId: `sku-${now}-${Math.random().toString(36).slice(2, 8)}`,
-          name: "Test tickets",
-          priceCents: 4900,
-          stock: 10,
-          perUserLimit: 2,
-          startsAt: new Date(now - 1000).toISOString(),
-          endsAt: new Date(now + 3600_000).toISOString(),
-          paymentWindowSeconds: 600,
-          ...overrides,
-        },
+        body: saleDefinition(overrides),
       });
       if (res.status !== 201) throw new Error(`createSale: ${res.status} ${res.text}`);
       return res.body as { saleId: string; productToken: string; [k: string]: unknown };
@@ -84,3 +73,19 @@ export function apiClient(baseUrl: string) {
 }
 
 export type ApiClient = ReturnType<typeof apiClient>;
+
+/** A sale definition for `POST /api/admin/sales`: a unique product, live from a second ago for an hour. */
+export function saleDefinition(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const now = Date.now();
+  return {
+    productId: `sku-${now}-${Math.random().toString(36).slice(2, 8)}`,
+    name: "Test tickets",
+    priceCents: 4900,
+    stock: 10,
+    perUserLimit: 2,
+    startsAt: new Date(now - 1000).toISOString(),
+    endsAt: new Date(now + 3600_000).toISOString(),
+    paymentWindowSeconds: 600,
+    ...overrides,
+  };
+}

@@ -3,6 +3,7 @@
  * through the dev login, buy in bursts, read stats — plain fetch, as a script or a shop back end would.
  */
 import { exampleSecrets } from "../../local/worker-runtime";
+import { saleDefinition } from "./api";
 
 export const ADMIN_TOKEN = exampleSecrets().ADMIN_TOKEN as string;
 
@@ -43,18 +44,11 @@ export function siteClient(baseUrl: string) {
     login,
     /** A sale live from one second ago unless `overrides` say otherwise. */
     createSale(overrides: Record<string, unknown> = {}): Promise<SaleBody> {
-      const now = Date.now();
-      return admin<SaleBody>("POST", "/sales", {
-        productId: `sku-${now}-${Math.random().toString(36).slice(2, 8)}`,
-        name: "Aero Runner Sneakers",
-        priceCents: 12900,
-        stock: 10,
-        perUserLimit: 2,
-        startsAt: new Date(now - 1000).toISOString(),
-        endsAt: new Date(now + 3600_000).toISOString(),
-        paymentWindowSeconds: 600,
-        ...overrides,
-      });
+      return admin<SaleBody>(
+        "POST",
+        "/sales",
+        saleDefinition({ name: "Aero Runner Sneakers", priceCents: 12900, ...overrides }),
+      );
     },
     stats: (saleId: string) => admin<Stats>("GET", `/sales/${saleId}/stats`),
     adminSales: () => admin<{ sales: SaleBody[] }>("GET", "/sales"),
