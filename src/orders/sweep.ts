@@ -2,6 +2,7 @@ import { dbClient } from "../db/client";
 import { type Env, readConfig } from "../env";
 import { redisClient } from "../redis";
 import { recoverLostSales } from "../sale/recover-sales";
+import type { SaleRecord } from "../sale/sale-record";
 import { readAllSales } from "../sale/sale-store";
 import { enqueueOrders } from "./enqueue-order";
 import { expireOrder, settleRestore } from "./order-lifecycle";
@@ -57,8 +58,13 @@ export async function sweep(env: Env, now: number): Promise<SweepReport> {
   await attempt(async () => {
     report.recovered = (await recoverLostSales(deps)).length;
   });
+  // after a recovery, so rebuilt sales are in the list
+  let sales: SaleRecord[] = [];
   await attempt(async () => {
-    for (const sale of await readAllSales(deps.redis)) {
+    sales = await readAllSales(deps.redis);
+  });
+  await attempt(async () => {
+    for (const sale of sales) {
       const stale = await readStaleOutbox(
         deps.redis,
         sale.saleId,
@@ -78,7 +84,7 @@ export async function sweep(env: Env, now: number): Promise<SweepReport> {
     }
   });
   await attempt(async () => {
-    for (const sale of await readAllSales(deps.redis)) {
+    for (const sale of sales) {
       if (sale.startsAt > now || sale.endsAt < now - RECONCILE_AFTER_END_MS) continue;
       const result = await reconcileSale(deps, sale.saleId, config.OUTBOX_GRACE_SECONDS * 1000);
       report.reconciled++;
