@@ -12,6 +12,7 @@ import { migrate } from "./migrate";
 import { waitFor } from "./ports";
 import { RedisNotInstalledError } from "./redis-process";
 import { type Stack, startStack } from "./stack";
+import { ensureSystemPackages, MissingSystemPackagesError } from "./system-packages";
 
 const root = resolve(import.meta.dirname, "..");
 const WORKER_PORT = 8787;
@@ -112,6 +113,7 @@ async function main(): Promise<void> {
   });
 
   try {
+    ensureSystemPackages(["redis-server"], { for: "dev" });
     stack = await startStack({ mode: "dev", handleSignals: false });
     await migrate(stack.vars.DATABASE_URL);
     console.log("[dev] migrations applied");
@@ -129,7 +131,7 @@ async function main(): Promise<void> {
     const adminToken = devVar("ADMIN_TOKEN");
     printInstructions(await createDemoSale(adminToken), adminToken);
   } catch (error) {
-    if (error instanceof RedisNotInstalledError) {
+    if (error instanceof RedisNotInstalledError || error instanceof MissingSystemPackagesError) {
       console.error(`[dev] ${error.message}`);
     } else {
       console.error(`[dev] failed to start: ${error instanceof Error ? error.message : String(error)}`);
