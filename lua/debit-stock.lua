@@ -3,11 +3,13 @@
   "r:<orderId>" means it is counted (the common case: nothing to do). Without one, this Redis lost the
   reservation (it came back empty and was rebuilt, or a replica that was behind took over) and the
   order, which the shopper was told about, is counted now: stock, holding and ledger entry, once.
+  An order with a restore entry "x:<orderId>" is final (cancelled or expired, restored or marked by
+  restore-stock.lua while this Redis did not count it) and is never counted again.
 
   KEYS[1]  meta      hash: field "epoch" (absent means 1) must equal ARGV[2]
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON)
+  KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON); "x:<orderId>" -> restore entry
 
   ARGV[1]  now (ms)
   ARGV[2]  the sale's epoch in Postgres (the generation this Redis must be)
@@ -29,7 +31,7 @@ end
 local debited = 0
 for i = 3, #ARGV, 3 do
   local orderId = ARGV[i]
-  if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 0 then
+  if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 0 and redis.call("HEXISTS", KEYS[4], "x:" .. orderId) == 0 then
     local quantity = tonumber(ARGV[i + 2])
     local before = tonumber(redis.call("GET", KEYS[2]) or "0")
     local after = redis.call("DECRBY", KEYS[2], quantity)

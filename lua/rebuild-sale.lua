@@ -1,37 +1,94 @@
 --[[
   rebuild-sale: replace a sale's Redis state with one computed from Postgres (after Redis lost its
-  data, or on an operator's request). Everything the sale has in Redis is replaced in one step, so a
-  reservation can never run against half a rebuild. The caller has already moved the sale to a new
-  epoch in Postgres; a rebuild for an older epoch than the one present is refused.
+  data, or on an operator's request), in one step, so a reservation never runs against half a rebuild.
+  The caller has already moved the sale to a new epoch in Postgres; a rebuild for an older epoch than
+  the one present is refused.
+
+  What the old Redis knows and the Postgres reading cannot is kept:
+  - queued orders (KEYS[5]) with no entry in the new ledger: reservations whose order write has not
+    reached Postgres (never published, in flight, or made while this rebuild read Postgres). They stay
+    queued, in the outbox, and are counted (stock, holding, reservation entry) in the new state;
+  - every ledger entry other than a reservation ("x:" restores, "a:" adjustments). A restore of an
+    order the new ledger counts as live happened after Postgres was read (the order was cancelled or
+    expired since): its units are given back here, not counted again.
 
   KEYS[1]  meta      hash (replaced; must include "epoch")
-  KEYS[2]  stock     string: units remaining = stock - units in live orders
+  KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  ledger    hash: "r:<orderId>" for every live order
-  KEYS[5]  orders    hash: queued documents (cleared: every live order is in Postgres)
-  KEYS[6]  outbox    zset (cleared)
+  KEYS[4]  ledger    hash: "r:<orderId>" for every live order, plus the kept non-reservation entries
+  KEYS[5]  orders    hash: queued documents (kept when Postgres has not counted the order)
+  KEYS[6]  outbox    zset (kept for the kept queued documents)
 
   ARGV[1]  meta as JSON object of strings
-  ARGV[2]  remaining
-  ARGV[3]  holdings as JSON object userId -> units
-  ARGV[4]  ledger entries as JSON object field -> JSON string
+  ARGV[2]  remaining by Postgres: stock - units in live orders
+  ARGV[3]  holdings by Postgres, JSON object userId -> units
+  ARGV[4]  reservation entries by Postgres, JSON object "r:<orderId>" -> JSON string
 
-  Returns {1} REBUILT, or {2, currentEpoch} STALE (a newer rebuild is already in place; nothing changed).
+  Returns {1, orderId, document, ...} REBUILT (each queued order kept, with its document), or
+  {2, currentEpoch} STALE (a newer rebuild is already in place; nothing changed).
 ]]
 local meta = cjson.decode(ARGV[1])
 local current = tonumber(redis.call("HGET", KEYS[1], "epoch") or "0")
 if current > tonumber(meta.epoch) then
   return {2, current}
 end
+local remaining = tonumber(ARGV[2])
+local holdings = cjson.decode(ARGV[3])
+local ledger = cjson.decode(ARGV[4])
+local function hold(userId, units)
+  holdings[userId] = (tonumber(holdings[userId]) or 0) + units
+end
+
+local oldLedger = redis.call("HGETALL", KEYS[4])
+local oldReservations = {}
+for i = 1, #oldLedger, 2 do
+  local field, entry = oldLedger[i], oldLedger[i + 1]
+  if string.sub(field, 1, 2) == "r:" then
+    oldReservations[field] = entry
+  else
+    if string.sub(field, 1, 2) == "x:" and ledger["r:" .. string.sub(field, 3)] then
+      local restored = cjson.decode(entry)
+      remaining = remaining + tonumber(restored.quantity)
+      hold(restored.userId, -tonumber(restored.quantity))
+    end
+    ledger[field] = entry
+  end
+end
+
+local kept = {}
+local docs = redis.call("HGETALL", KEYS[5])
+for i = 1, #docs, 2 do
+  local orderId, doc = docs[i], docs[i + 1]
+  if not ledger["r:" .. orderId] and not ledger["x:" .. orderId] then
+    local order = cjson.decode(doc)
+    remaining = remaining - tonumber(order.quantity)
+    hold(order.userId, tonumber(order.quantity))
+    ledger["r:" .. orderId] = oldReservations["r:" .. orderId] or cjson.encode({
+      type = "reserve", orderId = orderId, userId = order.userId, quantity = order.quantity,
+      at = order.createdAt, expiresAt = order.expiresAt, epoch = order.epoch, kept = true
+    })
+    kept[#kept + 1] = {orderId, doc, redis.call("ZSCORE", KEYS[6], orderId) or order.createdAt}
+  end
+end
+
 redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 for field, value in pairs(meta) do
   redis.call("HSET", KEYS[1], field, value)
 end
-redis.call("SET", KEYS[2], ARGV[2])
-for userId, units in pairs(cjson.decode(ARGV[3])) do
-  redis.call("HSET", KEYS[3], userId, units)
+redis.call("SET", KEYS[2], remaining)
+for userId, units in pairs(holdings) do
+  if tonumber(units) > 0 then
+    redis.call("HSET", KEYS[3], userId, units)
+  end
 end
-for field, entry in pairs(cjson.decode(ARGV[4])) do
+for field, entry in pairs(ledger) do
   redis.call("HSET", KEYS[4], field, entry)
 end
-return {1}
+local reply = {1}
+for _, k in ipairs(kept) do
+  redis.call("HSET", KEYS[5], k[1], k[2])
+  redis.call("ZADD", KEYS[6], k[3], k[1])
+  reply[#reply + 1] = k[1]
+  reply[#reply + 1] = k[2]
+end
+return reply

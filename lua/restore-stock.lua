@@ -2,7 +2,9 @@
   restore-stock: give an expired or cancelled order's units back to the stock and to the user's
   allowance, exactly once. The ledger entry "x:<orderId>" is the guard: a second call is a no-op.
   Only an order this Redis holds a reservation entry "r:<orderId>" for is restored: after a rebuild
-  from Postgres (rebuild-sale.lua) an order that was never counted here has nothing to give back.
+  from Postgres (rebuild-sale.lua) an order that was never counted here has nothing to give back. Its
+  "x:<orderId>" entry is written all the same (marked `counted = false`): the order is final, so an
+  order write that arrives later must not count it here (debit-stock.lua skips orders with one).
 
   KEYS[1]  meta      hash (must exist: restoring into an uninitialised sale would invent stock)
   KEYS[2]  stock     string: units remaining
@@ -21,7 +23,7 @@
     {1, remaining}  RESTORED
     {2, remaining}  ALREADY_RESTORED (nothing changed)
     {3, 0}          NOT_INITIALISED (nothing changed)
-    {4, remaining}  NOT_RESERVED here (nothing changed; nothing to give back)
+    {4, remaining}  NOT_RESERVED here (nothing to give back; only the "x:" entry written)
 ]]
 local orderId = ARGV[2]
 local userId = ARGV[3]
@@ -34,7 +36,14 @@ if redis.call("HEXISTS", KEYS[4], "x:" .. orderId) == 1 then
   return {2, tonumber(redis.call("GET", KEYS[2]) or "0")}
 end
 if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 0 then
-  return {4, tonumber(redis.call("GET", KEYS[2]) or "0")}
+  local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
+  redis.call("HSET", KEYS[4], "x:" .. orderId, cjson.encode({
+    type = "restore", orderId = orderId, userId = userId, quantity = quantity,
+    before = remaining, after = remaining, at = tonumber(ARGV[1]), reason = ARGV[5], counted = false
+  }))
+  redis.call("HDEL", KEYS[5], orderId)
+  redis.call("ZREM", KEYS[6], orderId)
+  return {4, remaining}
 end
 
 local before = tonumber(redis.call("GET", KEYS[2]) or "0")

@@ -4,6 +4,7 @@ import { crashBeforePublish } from "./crash-before-publish";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
+import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
 import { redisLoss } from "./redis-loss";
 import { tokenEnumeration } from "./token-enumeration";
 
@@ -17,4 +18,5 @@ export const scenarios: Scenario[] = [
   clockSkew,
   tokenEnumeration,
   redisLoss,
+  rebuildWithUnpublished,
 ];

@@ -56,7 +56,7 @@ export async function sweep(env: Env, now: number): Promise<SweepReport> {
   };
 
   await attempt(async () => {
-    report.recovered = (await recoverLostSales(deps)).length;
+    report.recovered = (await recoverLostSales(deps, { force: true })).length;
   });
   // after a recovery, so rebuilt sales are in the list
   let sales: SaleRecord[] = [];

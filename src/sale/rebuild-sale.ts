@@ -1,11 +1,14 @@
 import type { Deps } from "../context";
 import { withDb } from "../db/client";
+import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
 import { withRedis } from "../redis";
 import { registerProductToken } from "./catalog";
 import { saleKeys } from "./keys";
+import { settleKeptOrders } from "./rebuild-followup";
 import { toMetaFields } from "./sale-record";
 import { runScript, type ScriptReply } from "./scripts";
 import { soldOutCache } from "./sold-out-cache";
+import { storeNow } from "./store-clock";
 
 type SaleRow = {
   id: string;
@@ -31,21 +34,27 @@ export type RebuildReport = {
   stock: number;
   liveOrders: number;
   liveUnits: number;
+  /** reservations Redis held that Postgres had not counted: kept, counted, republished */
+  keptOrders: number;
   remaining: number;
   pausedUntil: string;
 };
 
+export type RebuildDeps = Pick<Deps, "redis" | "db" | "now" | "config"> & Partial<Pick<Deps, "defer">>;
+
 /**
  * Rebuilds a sale's Redis state from Postgres, for when Redis lost it (a failover with asynchronous
  * replication, a flush) or an operator asks. In one Postgres transaction the sale moves to a new epoch
- * (its row is locked, so no order write interleaves: see writeOrder), expired and cancelled orders
+ * (its row is locked, so no order write interleaves: see writeOrders), expired and cancelled orders
  * whose units had not come back are settled, and every live order is counted in the new epoch. Redis
  * then gets stock = initial + adjustments - live units, the holdings, one ledger entry per live order,
- * and a pause of `quietSeconds` during which order writes still in flight from the lost Redis land and
- * are counted (debit-stock.lua) before anyone can buy again.
+ * and a pause of `quietSeconds` (by the store's clock) during which order writes still in flight from
+ * a lost Redis land and are counted (debit-stock.lua) before anyone can buy again. Reservations the
+ * Redis being replaced still holds and Postgres has not counted (unpublished, in flight, or made while
+ * this ran) are kept and counted by the script, then republished ({@link settleKeptOrders}).
  */
 export async function rebuildSale(
-  deps: Pick<Deps, "redis" | "db" | "now">,
+  deps: RebuildDeps,
   saleId: string,
   quietSeconds: number,
 ): Promise<RebuildReport | null> {
@@ -70,7 +79,8 @@ export async function rebuildSale(
   const orders = live as LiveOrder[];
   const stock = sale.initial_stock + sale.stock_adjustments;
   const liveUnits = orders.reduce((sum, o) => sum + o.quantity, 0);
-  const pausedUntil = deps.now + quietSeconds * 1000;
+  const defer = deps.defer ?? ((p: Promise<unknown>) => void p.catch(() => {}));
+  const pausedUntil = (await storeNow(deps.redis, defer)) + quietSeconds * 1000;
   const holdings: Record<string, number> = {};
   const ledger: Record<string, string> = {};
   for (const o of orders) {
@@ -105,7 +115,7 @@ export async function rebuildSale(
     recoveringUntil: String(pausedUntil),
   };
   const keys = saleKeys(saleId);
-  await withRedis(() =>
+  const reply = await withRedis(() =>
     runScript<ScriptReply>(
       deps.redis,
       "rebuildSale",
@@ -113,15 +123,25 @@ export async function rebuildSale(
       [JSON.stringify(meta), stock - liveUnits, JSON.stringify(holdings), JSON.stringify(ledger)],
     ),
   );
+  const kept: QueuedOrder[] = [];
+  if (Number(reply[0]) === 1) {
+    for (let i = 1; i + 1 < reply.length; i += 2) {
+      const order = parseQueuedOrder(saleId, String(reply[i + 1]));
+      if (order) kept.push(order);
+    }
+  }
   await registerProductToken(deps.redis, saleId, sale.product_token);
   soldOutCache.clear(saleId);
+  await settleKeptOrders(deps, saleId, kept, sale.paused);
+  const keptUnits = kept.reduce((sum, o) => sum + o.quantity, 0);
   return {
     saleId,
     epoch: sale.epoch,
     stock,
     liveOrders: orders.length,
     liveUnits,
-    remaining: stock - liveUnits,
+    keptOrders: kept.length,
+    remaining: stock - liveUnits - keptUnits,
     pausedUntil: new Date(pausedUntil).toISOString(),
   };
 }

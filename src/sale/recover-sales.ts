@@ -1,29 +1,49 @@
 import { sql } from "drizzle-orm";
-import type { Deps } from "../context";
 import { withDb } from "../db/client";
 import { withRedis } from "../redis";
 import { catalogKeys, saleKeys } from "./keys";
-import { type RebuildReport, rebuildSale } from "./rebuild-sale";
+import { type RebuildDeps, type RebuildReport, rebuildSale } from "./rebuild-sale";
 
 const LOCK_KEY = "recovery:lock";
 const LOCK_MS = 30_000;
+/** At most one recovery attempt per isolate in this interval, however many requests notice a loss. */
+export const RECOVERY_DEBOUNCE_MS = 5_000;
+/** An ended sale is still rebuilt this long after its end (its stats, reconciliation, late restores). */
+const KEEP_ENDED_HOURS = 1;
+
+// when this isolate last started an attempt: a finished value, never a promise shared across requests
+let lastAttemptAt = Number.NEGATIVE_INFINITY;
 
 /**
- * Notices that Redis lost sales it should hold (every sale in Postgres that has not ended must have its
- * meta hash in Redis) and rebuilds each from Postgres. One recovery at a time across isolates (a lock
- * key with a TTL); cheap when nothing is missing: one query and one pipeline of EXISTS.
+ * Notices that Redis lost sales it should hold and rebuilds each from Postgres. A sale Redis should
+ * hold is one that has not ended (or ended within the hour), or that still has orders whose units Redis
+ * must take back (unpaid, or expired/cancelled and not restored yet). A sale is there when its meta
+ * hash has its epoch (a hash holding only a stray flag is not a sale). One recovery at a time across
+ * isolates (a lock key with a TTL), and, unless `force` (the cron), one attempt per isolate every
+ * {@link RECOVERY_DEBOUNCE_MS}: during an outage every refused request asks for one. Cheap when
+ * nothing is missing: one query and one pipeline of HEXISTS.
  */
 export async function recoverLostSales(
-  deps: Pick<Deps, "redis" | "db" | "now" | "config">,
+  deps: RebuildDeps,
+  opts: { force?: boolean } = {},
 ): Promise<RebuildReport[]> {
+  const now = deps.now;
+  if (!opts.force && now - lastAttemptAt < RECOVERY_DEBOUNCE_MS) return [];
+  lastAttemptAt = now;
   const result = await withDb(() =>
-    deps.db.execute<{ id: string }>(sql`select id from sales where ends_at > now() order by starts_at`),
+    deps.db.execute<{ id: string }>(sql`
+      select s.id from sales s
+      where s.ends_at > now() - make_interval(hours => ${KEEP_ENDED_HOURS})
+         or exists (select 1 from orders o where o.sale_id = s.id and o.status = 'awaiting_payment')
+         or exists (select 1 from orders o where o.sale_id = s.id and o.status in ('expired', 'cancelled')
+                    and o.restored_at is null)
+      order by s.starts_at`),
   );
   const ids = result.rows.map((r) => r.id);
   const present = await withRedis(async () => {
     if (ids.length === 0) return [] as number[];
     const pipe = deps.redis.pipeline();
-    for (const id of ids) pipe.exists(saleKeys(id).meta);
+    for (const id of ids) pipe.hexists(saleKeys(id).meta, "epoch");
     return pipe.exec<number[]>();
   });
   const lost = ids.filter((_, i) => Number(present[i]) === 0);

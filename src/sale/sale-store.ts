@@ -41,7 +41,14 @@ export async function preheatSale(redis: Redis, sale: Omit<SaleRecord, "remainin
   return created === 1;
 }
 
-/** Sets or clears the pause flag the reservation script reads. */
-export async function setSalePaused(redis: Redis, saleId: string, paused: boolean): Promise<void> {
-  await withRedis(() => redis.hset(saleKeys(saleId).meta, { paused: paused ? "1" : "0" }));
+/**
+ * Sets or clears the pause flag the reservation script reads (set-sale-paused.lua). A sale that is not
+ * in Redis is left alone (returns false): the flag alone would make a partial sale; the rebuild takes
+ * the flag from Postgres.
+ */
+export async function setSalePaused(redis: Redis, saleId: string, paused: boolean): Promise<boolean> {
+  const set = await withRedis(() =>
+    runScript<number>(redis, "setSalePaused", [saleKeys(saleId).meta], [paused ? "1" : "0"]),
+  );
+  return Number(set) === 1;
 }

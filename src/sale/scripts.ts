@@ -5,6 +5,7 @@ import initSaleLua from "../../lua/init-sale.lua";
 import rebuildSaleLua from "../../lua/rebuild-sale.lua";
 import reserveStockLua from "../../lua/reserve-stock.lua";
 import restoreStockLua from "../../lua/restore-stock.lua";
+import setSalePausedLua from "../../lua/set-sale-paused.lua";
 
 /** Raw script replies: arrays of integers and strings, decoded by each script's outcome module. */
 export type ScriptReply = (string | number)[];
@@ -17,6 +18,7 @@ export const scriptSources = {
   initSale: initSaleLua,
   debitStock: debitStockLua,
   rebuildSale: rebuildSaleLua,
+  setSalePaused: setSalePausedLua,
 } as const;
 
 export type ScriptName = keyof typeof scriptSources;

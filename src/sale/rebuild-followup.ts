@@ -1,0 +1,51 @@
+import { sql } from "drizzle-orm";
+import { withDb } from "../db/client";
+import { enqueueOrders } from "../orders/enqueue-order";
+import { markRestored } from "../orders/order-repository";
+import type { QueuedOrder } from "../orders/order-view";
+import type { RebuildDeps } from "./rebuild-sale";
+import { restoreStock } from "./restore-stock";
+import { setSalePaused } from "./sale-store";
+
+/**
+ * What a rebuild does after its script replaced the sale's Redis state:
+ * - the queued orders it kept (Redis held them, Postgres had not counted them) are looked up in
+ *   Postgres: those still absent are published again (a failure is left to the sweeper, which
+ *   republishes stale outbox entries); those that became cancelled or expired meanwhile get their
+ *   units back (restore-stock.lua, exactly once);
+ * - the pause flag is read again: an operator's pause or resume that reached Postgres after the rebuild
+ *   read it, and Redis before the script replaced the meta hash, is applied again.
+ */
+export async function settleKeptOrders(
+  deps: RebuildDeps,
+  saleId: string,
+  kept: QueuedOrder[],
+  pausedAsRead: boolean,
+): Promise<void> {
+  const ids = JSON.stringify(kept.map((o) => o.orderId));
+  const [rows, sales] = await withDb(() =>
+    Promise.all([
+      deps.db.execute<{ id: string; status: string }>(sql`
+        select id, status from orders where id in (select jsonb_array_elements_text(${ids}::jsonb))`),
+      deps.db.execute<{ paused: boolean }>(sql`select paused from sales where id = ${saleId}`),
+    ]),
+  );
+  const status = new Map(rows.rows.map((r) => [r.id, r.status]));
+  const finished = kept.filter(
+    (o) => status.get(o.orderId) === "expired" || status.get(o.orderId) === "cancelled",
+  );
+  for (const order of finished)
+    await restoreStock(deps.redis, order, String(status.get(order.orderId)), deps.now);
+  await markRestored(
+    deps.db,
+    finished.map((o) => o.orderId),
+  );
+  const paused = sales.rows[0]?.paused;
+  if (paused !== undefined && paused !== pausedAsRead) await setSalePaused(deps.redis, saleId, paused);
+  const unwritten = kept.filter((o) => !status.has(o.orderId));
+  if (unwritten.length > 0) {
+    await enqueueOrders(deps.config, unwritten, { generation: `rebuild-${deps.now}` }).catch((error) =>
+      console.warn(`rebuild of sale ${saleId}: ${unwritten.length} kept order(s) left to the sweeper`, error),
+    );
+  }
+}
