@@ -2,9 +2,11 @@
   reserve-stock: one buy attempt, atomically. The only Redis command an admitted buy attempt costs.
 
   Checks, in the contract's order (the first that applies is the answer):
-    replay of the same Idempotency-Key (or the same order id) -> the first answer, unchanged
+    the same order id already reserved (the server re-running
+      an attempt whose outcome it did not learn)               -> that reservation, as a replay
     sale not initialised (meta missing)                        -> NOT_INITIALISED
-    per-user / per-IP fixed-window rate limits                 -> RATE_LIMITED
+    per-user / per-IP fixed-window rate limits                 -> RATE_LIMITED (never stored as an answer)
+    replay of the same Idempotency-Key                         -> the first answer, unchanged
     sale window, pause flag                                    -> NOT_STARTED / ENDED / PAUSED
     per-user allowance                                         -> ALREADY_PURCHASED / LIMIT_EXCEEDED
     stock                                                      -> INSUFFICIENT_STOCK / SOLD_OUT
@@ -35,7 +37,11 @@
   ARGV[10] timeline TTL (seconds)
 
   Returns an array whose first element is the code (src/sale/reserve-outcome.ts maps them):
-    {1, orderId, quantity, expiresAtMs, remaining, epoch[, 1]}   RESERVED (7th element 1: a replay)
+    {1, orderId, quantity, expiresAtMs, remaining, epoch}        RESERVED now
+    {1, orderId, quantity, expiresAtMs, remaining, epoch, 1, pending}
+                                                     RESERVED earlier (a replay; `remaining` is the
+                                                     first answer's); pending 1 while the order is
+                                                     still in the outbox (not yet written), else 0
     {2}                                              NOT_INITIALISED
     {3, retryAfterMs}                                RATE_LIMITED
     {4} NOT_STARTED   {5} ENDED   {6} PAUSED
@@ -65,20 +71,16 @@ local function answer(result)
   return result
 end
 
-if hasIdem then
-  local first = redis.call("GET", KEYS[7])
-  if first then
-    local result = cjson.decode(first)
-    if result[1] == 1 then
-      result[7] = 1
-    end
-    return result
-  end
+local function replayed(result)
+  result[7] = 1
+  result[8] = redis.call("ZSCORE", KEYS[6], result[2]) and 1 or 0
+  return result
 end
+
 local previous = redis.call("HGET", KEYS[4], "r:" .. orderId)
 if previous then
   local entry = cjson.decode(previous)
-  return {1, orderId, entry.quantity, entry.expiresAt, entry.after, entry.epoch, 1}
+  return replayed({1, orderId, entry.quantity, entry.expiresAt, entry.after, entry.epoch})
 end
 
 local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs", "epoch",
@@ -107,6 +109,17 @@ local wait = overLimit(KEYS[8], tonumber(ARGV[7])) or overLimit(KEYS[9], tonumbe
 if wait then
   count(3)
   return {3, wait}
+end
+
+if hasIdem then
+  local first = redis.call("GET", KEYS[7])
+  if first then
+    local result = cjson.decode(first)
+    if result[1] == 1 then
+      return replayed(result)
+    end
+    return result
+  end
 end
 
 if now < tonumber(meta[1]) then

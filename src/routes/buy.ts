@@ -17,7 +17,10 @@ import { storeNow } from "../sale/store-clock";
 /**
  * `POST /api/buy/:productToken`: the contract's checks in order (400, 401, 404, then one reservation
  * script for 429 / window / allowance / stock). An admitted attempt costs one Redis command; an unknown
- * token costs none (Bloom filter), and so does an attempt on a sale this isolate saw sold out.
+ * token costs none (Bloom filter), and so does an attempt on a sale this isolate saw sold out (keyed
+ * attempts only when their key's recorded answer is that 410, see sold-out-cache.ts). A reservation
+ * whose outcome is unknown is resolved before the answer (see reserve-stock.ts): a 503 means nothing
+ * was reserved.
  */
 export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => {
   const d = deps(c);
@@ -39,7 +42,8 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
     : null;
   if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
   const now = await storeNow(redis, defer);
-  if (idempotencyKey === null && soldOutCache.has(saleId, now)) throw soldOut();
+  const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
+  if (soldOutCache.has(saleId, now, keyed)) throw soldOut();
 
   const outcome = await reserveStock(
     redis,
@@ -60,7 +64,10 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   );
   if (outcome.kind === "not_initialised") defer(recoverLostSales(d));
   if (outcome.kind !== "reserved") {
-    if (outcome.kind === "sold_out") soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+    if (outcome.kind === "sold_out") {
+      soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+      if (keyed) soldOutCache.rememberKey(saleId, userId, keyed.idempotencyKey);
+    }
     if (outcome.kind === "insufficient_stock") soldOutCache.clear(saleId);
     throw rejection(outcome);
   }
@@ -78,7 +85,8 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
     expiresAt: outcome.expiresAt,
     epoch: outcome.epoch,
   };
-  if (!outcome.replay) defer(publishSoon(config, order));
+  // a replay whose order is still in the outbox may be the only copy of it (its first publish lost)
+  if (!outcome.replay || outcome.pending) defer(publishSoon(config, order));
   return c.json(
     {
       orderId: outcome.orderId,

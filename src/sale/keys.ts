@@ -12,7 +12,8 @@ export function saleKeys(saleId: string) {
     orders: `${p}:orders`,
     outbox: `${p}:outbox`,
     timeline: `${p}:timeline`,
-    idempotency: (userId: string, key: string) => `${p}:idem:${userId}:${key}`,
+    /** Length-prefixed user id: no two (user, key) pairs share a name, whatever characters they hold. */
+    idempotency: (userId: string, key: string) => `${p}:idem:${userId.length}:${userId}:${key}`,
     userRate: (userId: string) => `${p}:rl:u:${userId}`,
     ipRate: (ip: string) => `${p}:rl:ip:${ip}`,
   };

@@ -11,6 +11,8 @@ export type ReserveOutcome =
       epoch: number;
       /** the first answer to the same key or order id, given again: nothing new was reserved */
       replay: boolean;
+      /** a replay whose order is still in the outbox: its write may never have been published */
+      pending: boolean;
     }
   | { kind: "not_initialised" }
   | { kind: "rate_limited"; retryAfterMs: number }
@@ -24,7 +26,7 @@ export type ReserveOutcome =
 
 /** The one place reserve-stock.lua's return codes are read (see the script's header). */
 export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
-  const [code, a, b, c, d, e, f] = reply;
+  const [code, a, b, c, d, e, f, g] = reply;
   switch (Number(code)) {
     case 1:
       return {
@@ -35,6 +37,7 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
         remaining: Number(d),
         epoch: Number(e ?? 1),
         replay: Number(f ?? 0) === 1,
+        pending: Number(g ?? 0) === 1,
       };
     case 2:
       return { kind: "not_initialised" };

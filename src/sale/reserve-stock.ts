@@ -1,19 +1,52 @@
 import type { Redis } from "@upstash/redis/cloudflare";
-import { withRedis } from "../redis";
+import { StoreUnavailableError } from "../errors";
 import { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
 import { decodeReserveReply, type ReserveOutcome } from "./reserve-outcome";
-import { runScript } from "./scripts";
+import { runScript, type ScriptReply } from "./scripts";
+
+/** How long one attempt may spend learning its outcome, from its first run (each run: ≤ 2 s). */
+export const RESOLVE_WINDOW_MS = 8_000;
+const FIRST_RERUN_DELAY_MS = 100;
+const MAX_RERUN_DELAY_MS = 1_000;
 
 /**
  * One buy attempt: rate limits, window, allowance, stock, ledger and outbox in one EVALSHA (one Redis
- * round trip). A network retry of the same call is a replay (same order id), never a second reservation.
+ * round trip).
+ *
+ * A run that fails without a reply (a timeout, a dropped connection, the REST endpoint's 5xx) has an
+ * unknown outcome: Redis may have committed it. The attempt is then run again with the same order id
+ * (and Idempotency-Key) until one run is answered: every run is the same attempt, so a later run finds
+ * an earlier one's reservation and returns it as a replay (reserve-stock.lua checks the order id
+ * first), or reserves now if no earlier run did. The outcome is certain only from a reply.
+ *
+ * When no run is answered within {@link RESOLVE_WINDOW_MS}, the store has been unreachable for that
+ * whole time and the attempt fails with {@link StoreUnavailableError} (503): the one case where a run
+ * may have committed before the store went away. See the report / README "what can still go wrong".
  */
 export async function reserveStock(
   redis: Redis,
   req: ReserveRequest,
   limits: ReserveLimits,
+  clock: { now(): number; sleep(ms: number): Promise<void> } = realClock,
 ): Promise<ReserveOutcome> {
   const { keys, args } = reserveScriptCall(req, limits);
-  const reply = await withRedis(() => runScript(redis, "reserveStock", keys, args));
-  return decodeReserveReply(reply);
+  const deadline = clock.now() + RESOLVE_WINDOW_MS;
+  let delay = FIRST_RERUN_DELAY_MS;
+  for (;;) {
+    let reply: ScriptReply;
+    try {
+      reply = await runScript(redis, "reserveStock", keys, args);
+    } catch (error) {
+      if (clock.now() + delay >= deadline) throw new StoreUnavailableError("redis", error);
+      await clock.sleep(delay);
+      delay = Math.min(delay * 2, MAX_RERUN_DELAY_MS);
+      continue;
+    }
+    return decodeReserveReply(reply);
+  }
 }
+
+const realClock = {
+  now: () => Date.now(),
+  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+};

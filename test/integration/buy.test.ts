@@ -30,6 +30,7 @@ const SCRIPT_INTERNALS = new Set([
   "hincrby",
   "decrby",
   "zadd",
+  "zscore",
 ]);
 const onlyScriptInternals = (delta: Record<string, number>) =>
   Object.keys(delta).every((c) => SCRIPT_INTERNALS.has(c));

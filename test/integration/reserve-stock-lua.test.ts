@@ -100,7 +100,7 @@ describe("reserve-stock.lua against a real redis-server", () => {
       now: now + 5,
       idem: "click-1",
     });
-    expect(b).toEqual([...a, 1]);
+    expect(b).toEqual([...a, 1, 1]);
     expect(await redis.get(saleKeys(saleId).stock)).toBe("9");
     // a rejection is replayed too
     await reserve(redis, saleId, { orderId: "k3", userId: "u1", quantity: 1, now });
@@ -115,8 +115,49 @@ describe("reserve-stock.lua against a real redis-server", () => {
     // same order id (a network retry of the same attempt) is a replay even without a key
     const c1 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
     const c2 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
-    expect(c2).toEqual([...c1, 1]);
+    expect(c2).toEqual([...c1, 1, 1]);
     expect(await redis.get(saleKeys(saleId).stock)).toBe("6");
+    // once the order is written (out of the outbox), a replay says nothing is pending
+    await redis.zrem(saleKeys(saleId).outbox, "k1", "k5");
+    expect(
+      await reserve(redis, saleId, { orderId: "k6", userId: "u1", quantity: 1, now, idem: "click-1" }),
+    ).toEqual([...a, 1, 0]);
+    expect(await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now })).toEqual([
+      ...c1,
+      1,
+      0,
+    ]);
+  });
+
+  it("counts a key's replay toward the rate limits, but not a re-run of the same order id", async () => {
+    await initSale(redis, saleId, { stock: 10, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const attempt = { userId: "rr", quantity: 1, now, idem: "fixed", userLimit: 2 };
+    const first = await reserve(redis, saleId, { ...attempt, orderId: "f1" });
+    expect(first[0]).toBe(1);
+    expect((await reserve(redis, saleId, { ...attempt, orderId: "f2" }))[0]).toBe(1);
+    expect((await reserve(redis, saleId, { ...attempt, orderId: "f3" }))[0]).toBe(3);
+    expect(
+      (
+        await reserve(redis, saleId, {
+          ...attempt,
+          orderId: "f4",
+          ip: "10.0.0.9",
+          userLimit: 1000,
+          ipLimit: 0,
+        })
+      )[0],
+    ).toBe(3);
+    // the server re-running attempt f1 (its outcome unknown) is not a new attempt
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "f1" })).toEqual([...first, 1, 1]);
+    expect(await redis.get(saleKeys(saleId).stock)).toBe("9");
+  });
+
+  it("keeps the idempotency answers of users a:x (key 1) and a (key x:1) apart", async () => {
+    await initSale(redis, saleId, { stock: 10, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const one = await reserve(redis, saleId, { orderId: "c1", userId: "a:x", quantity: 1, now, idem: "1" });
+    const two = await reserve(redis, saleId, { orderId: "c2", userId: "a", quantity: 1, now, idem: "x:1" });
+    expect([one[0], one[1], two[0], two[1]]).toEqual([1, "c1", 1, "c2"]);
+    expect(await redis.get(saleKeys(saleId).stock)).toBe("8");
   });
 
   it("writes the ledger entry, the queued order and the outbox entry with the reservation", async () => {
