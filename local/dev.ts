@@ -1,13 +1,15 @@
 /**
  * `npm run dev`: the whole product on this machine, no cloud account. Starts a fresh local stack
  * (redis-server, Postgres, the Upstash / Neon / QStash stand-ins), applies the migrations, runs the
- * worker with `wrangler dev`, creates a demo sale (1,000 units, limit 2 per user, live now) and prints
- * how to use it. Ctrl-C stops every process it started. Data under `.local/` is reset at each start.
+ * worker with `wrangler dev`, fires its Cron Trigger on wrangler.toml's schedule as production does
+ * (local/cron.ts: the sweeper, reconciliation and overdue expiry), creates a demo sale (1,000 units,
+ * limit 2 per user, live now) and prints how to use it. Ctrl-C stops every process it started. Data under `.local/` is reset at each start.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { type CronTrigger, startCron } from "./cron";
 import { migrate } from "./migrate";
 import { waitFor } from "./ports";
 import { RedisNotInstalledError } from "./redis-process";
@@ -42,6 +44,12 @@ function startWrangler(vars: Record<string, string>): ChildProcess {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
   });
+}
+
+/** Fires the Cron Trigger through `wrangler dev` (its `/cdn-cgi/handler/scheduled` route; 500 if it threw). */
+async function fireScheduled(cron: string): Promise<void> {
+  const res = await fetch(`${workerUrl}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`);
+  if (!res.ok) throw new Error(`scheduled handler answered ${res.status}: ${await res.text()}`);
 }
 
 async function createDemoSale(adminToken: string): Promise<{ saleId: string; productToken: string }> {
@@ -90,10 +98,12 @@ async function main(): Promise<void> {
   await rm(join(root, ".local"), { recursive: true, force: true });
   let stack: Stack | undefined;
   let wrangler: ChildProcess | undefined;
+  let cron: CronTrigger | undefined;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
+    cron?.stop();
     if (wrangler?.pid) {
       try {
         process.kill(-wrangler.pid, "SIGTERM");
@@ -128,6 +138,7 @@ async function main(): Promise<void> {
       timeoutMs: 60_000,
       what: "wrangler dev",
     });
+    cron = startCron({ fire: fireScheduled, log: (line) => console.error(`[dev] ${line}`) });
     const adminToken = devVar("ADMIN_TOKEN");
     printInstructions(await createDemoSale(adminToken), adminToken);
   } catch (error) {

@@ -64,8 +64,8 @@ function bundleModules(outdir: string) {
 export type WorkerRuntime = {
   url: string;
   port: number;
-  /** Runs the Cron Trigger once (the outbox sweeper) and waits for it. */
-  scheduled(): Promise<void>;
+  /** Runs the Cron Trigger once (the outbox sweeper) and waits for it; local/cron.ts fires it on schedule. */
+  scheduled(cron?: string): Promise<void>;
   /** Replaces the bindings (restarts the isolate: its caches are lost, as after a deploy). */
   setVars(vars: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
@@ -109,9 +109,9 @@ export async function startWorker(options: {
   return {
     url,
     port,
-    async scheduled() {
+    async scheduled(cron = "* * * * *") {
       const worker = await mf.getWorker();
-      await worker.scheduled({ cron: "* * * * *" });
+      await worker.scheduled({ cron });
     },
     async setVars(vars) {
       await mf.setOptions(config(vars));

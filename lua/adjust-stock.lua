@@ -1,8 +1,11 @@
 --[[
   adjust-stock: an operator adds or removes units while the sale runs. Never below zero remaining:
-  units already reserved stay reserved.
+  units already reserved stay reserved. Applied once per adjustment id: the ledger entry records the
+  delta and the Redis generation (meta "epoch") it was applied in, so a retry of the same id changes
+  nothing, a reuse of the id with another delta is refused, and the caller can record the adjustment
+  in Postgres against that generation (a rebuild since then has replaced this state).
 
-  KEYS[1]  meta    hash: field "stock" = initial stock + all adjustments
+  KEYS[1]  meta    hash: field "stock" = initial stock + all adjustments; field "epoch"
   KEYS[2]  stock   string: units remaining
   KEYS[3]  ledger  hash: "a:<adjustmentId>" -> adjustment entry (JSON); also the idempotency guard
 
@@ -10,27 +13,36 @@
   ARGV[2]  adjustmentId
   ARGV[3]  delta (integer, may be negative)
 
-  Returns {code, remaining, stock}:
-    {1, remaining, stock}  ADJUSTED
-    {2, remaining, stock}  ALREADY_APPLIED (same adjustment id; nothing changed)
-    {3, remaining, stock}  BELOW_RESERVED (delta would take remaining below zero; nothing changed)
-    {4, 0, 0}              NOT_INITIALISED
+  Returns {code, remaining, stock, epoch, delta}, epoch and delta those of the adjustment's entry:
+    {1, remaining, stock, epoch, delta}  ADJUSTED
+    {2, remaining, stock, epoch, delta}  ALREADY_APPLIED (same id, same delta; nothing changed)
+    {3, remaining, stock, epoch, 0}      BELOW_RESERVED (delta would take remaining below zero; nothing changed)
+    {4, 0, 0, 0, 0}                      NOT_INITIALISED
+    {5, remaining, stock, epoch, delta}  ID_REUSED (same id applied with another delta, returned; nothing changed)
 ]]
 local delta = tonumber(ARGV[3])
 if redis.call("EXISTS", KEYS[1]) == 0 then
-  return {4, 0, 0}
+  return {4, 0, 0, 0, 0}
 end
 local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
 local stock = tonumber(redis.call("HGET", KEYS[1], "stock") or "0")
-if redis.call("HEXISTS", KEYS[3], "a:" .. ARGV[2]) == 1 then
-  return {2, remaining, stock}
+local epoch = tonumber(redis.call("HGET", KEYS[1], "epoch") or "1")
+local existing = redis.call("HGET", KEYS[3], "a:" .. ARGV[2])
+if existing then
+  local entry = cjson.decode(existing)
+  local code = 2
+  if tonumber(entry.delta) ~= delta then
+    code = 5
+  end
+  return {code, remaining, stock, tonumber(entry.epoch or "1"), tonumber(entry.delta)}
 end
 if remaining + delta < 0 then
-  return {3, remaining, stock}
+  return {3, remaining, stock, epoch, 0}
 end
 local after = redis.call("INCRBY", KEYS[2], delta)
 local total = redis.call("HINCRBY", KEYS[1], "stock", delta)
 redis.call("HSET", KEYS[3], "a:" .. ARGV[2], cjson.encode({
-  type = "adjust", adjustmentId = ARGV[2], delta = delta, before = remaining, after = after, at = tonumber(ARGV[1])
+  type = "adjust", adjustmentId = ARGV[2], delta = delta, before = remaining, after = after,
+  at = tonumber(ARGV[1]), epoch = epoch
 }))
-return {1, after, total}
+return {1, after, total, epoch, delta}

@@ -1,4 +1,5 @@
 import type { Scenario } from "../scenario";
+import { adminAdjustRetries } from "./admin-adjust-retries";
 import { clockSkew } from "./clock-skew";
 import { crashBeforePublish } from "./crash-before-publish";
 import { jobEndpointDown } from "./job-endpoint-down";
@@ -19,4 +20,5 @@ export const scenarios: Scenario[] = [
   tokenEnumeration,
   redisLoss,
   rebuildWithUnpublished,
+  adminAdjustRetries,
 ];

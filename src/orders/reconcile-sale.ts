@@ -6,6 +6,7 @@ import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
 import { setSalePausedInDb } from "../sale/sale-repository";
 import { setSalePaused } from "../sale/sale-store";
+import { type AppliedAdjustment, recordAppliedAdjustments } from "../sale/stock-adjustment";
 import { enqueueOrders } from "./enqueue-order";
 import type { QueuedOrder } from "./order-view";
 import { type SaleStats, saleStats } from "./sale-stats";
@@ -19,6 +20,7 @@ type LedgerEntry = {
   at?: number;
   expiresAt?: number;
   adjustmentId?: string;
+  delta?: number;
 };
 
 const DRIFT_RECHECK_MS = 1_000;
@@ -29,6 +31,8 @@ export type ReconcileReport = {
   saleId: string;
   checkedLedgerEntries: number;
   republished: string[];
+  /** adjustments Redis applied that Postgres had not recorded (their request failed in between) */
+  recordedAdjustments: string[];
   ordersWithoutReservation: string[];
   mismatched: {
     orderId: string;
@@ -120,10 +124,17 @@ export async function reconcileSale(
       if (row.restored_at !== null) trim.push(`x:${orderId}`);
     }
   }
+  const unrecorded: AppliedAdjustment[] = [];
   for (const { field, entry } of ledger) {
-    if (field.startsWith("a:") && entry.adjustmentId && recordedAdjustments.has(entry.adjustmentId))
-      trim.push(field);
+    if (!field.startsWith("a:") || !entry.adjustmentId) continue;
+    // kept a day after it is recorded, like a reservation: a retry still under way finds it applied
+    const old = deps.now - Number(entry.at ?? 0) > deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
+    if (!recordedAdjustments.has(entry.adjustmentId)) {
+      const { adjustmentId: id, delta, epoch } = entry;
+      if (delta !== undefined && epoch !== undefined) unrecorded.push({ id, delta, epoch });
+    } else if (old) trim.push(field);
   }
+  const completedAdjustments = await recordAppliedAdjustments(deps, saleId, unrecorded);
   for (let i = 0; i < lost.length; i += PUBLISH_CHUNK) {
     const chunk = lost.slice(i, i + PUBLISH_CHUNK);
     await enqueueOrders(deps.config, chunk, { generation: `r${Math.floor(deps.now / 60_000)}` });
@@ -153,6 +164,7 @@ export async function reconcileSale(
     saleId,
     checkedLedgerEntries: ledger.length,
     republished,
+    recordedAdjustments: completedAdjustments,
     ordersWithoutReservation,
     mismatched,
     drift,

@@ -3,20 +3,21 @@ import { type AppContext, type AppEnv, deps } from "../context";
 import { readConfig } from "../env";
 import { ApiError } from "../errors";
 import { parseJsonObject, readBoundedBody } from "../http/read-body";
-import { newAdjustmentId, newSaleId } from "../ids";
+import { newSaleId } from "../ids";
 import { adminAuth } from "../middleware/admin-auth";
 import { listDeadLetters } from "../orders/dead-letters";
 import { reconcileSale } from "../orders/reconcile-sale";
 import { saleStats } from "../orders/sale-stats";
-import { adjustStock } from "../sale/adjust-stock";
+import { parseIdempotencyKey } from "../sale/buy-request";
 import { registerProductToken } from "../sale/catalog";
 import { productToken } from "../sale/product-token";
 import { rebuildSale } from "../sale/rebuild-sale";
 import { recoverLostSales } from "../sale/recover-sales";
 import { parseSaleDefinition, parseStockDelta } from "../sale/sale-definition";
 import { toSaleView } from "../sale/sale-record";
-import { findSaleByToken, insertSale, recordAdjustment, setSalePausedInDb } from "../sale/sale-repository";
+import { findSaleByToken, insertSale, setSalePausedInDb } from "../sale/sale-repository";
 import { preheatSale, readAllSales, readSale, setSalePaused } from "../sale/sale-store";
+import { applyStockAdjustment } from "../sale/stock-adjustment";
 import { readTimeline } from "../sale/timeline";
 import { forgetSaleList } from "./sales";
 
@@ -112,9 +113,9 @@ export const adminRoutes = new Hono<AppEnv>()
   .post("/sales/:saleId/stock", async (c) => {
     const d = deps(c);
     const delta = parseStockDelta(await jsonBody(c));
+    const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
     const sale = await existingSale(c);
-    const adjustmentId = newAdjustmentId();
-    const outcome = await adjustStock(d.redis, sale.saleId, adjustmentId, delta, d.now);
+    const outcome = await applyStockAdjustment(d, sale, { delta, idempotencyKey });
     if (outcome.kind === "below_reserved") {
       throw new ApiError(
         "CONFLICT",
@@ -124,9 +125,15 @@ export const adminRoutes = new Hono<AppEnv>()
         },
       );
     }
-    if (outcome.kind === "not_initialised")
+    if (outcome.kind === "key_reused") {
+      throw new ApiError(
+        "CONFLICT",
+        `This Idempotency-Key was already used for an adjustment of ${outcome.appliedDelta}; use a new key.`,
+        { details: { appliedDelta: outcome.appliedDelta } },
+      );
+    }
+    if (outcome.kind === "not_initialised" || outcome.kind === "rebuilding")
       throw new ApiError("UNAVAILABLE", "The sale is being restored.", { retryAfterSeconds: 2 });
-    await recordAdjustment(d.db, sale.saleId, adjustmentId, delta);
     forgetSaleList();
     return c.json(
       toSaleView({ ...sale, remaining: outcome.remaining, stock: outcome.stock }, d.now, "operator"),

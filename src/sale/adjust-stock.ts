@@ -3,12 +3,16 @@ import { withRedis } from "../redis";
 import { saleKeys } from "./keys";
 import { runScript, type ScriptReply } from "./scripts";
 
+type Figures = { remaining: number; stock: number };
+
+/** What adjust-stock.lua did; `epoch` is the Redis generation the adjustment was applied in. */
 export type AdjustOutcome =
-  | { kind: "adjusted" | "already_applied"; remaining: number; stock: number }
-  | { kind: "below_reserved"; remaining: number; stock: number }
+  | ({ kind: "adjusted" | "already_applied"; epoch: number } & Figures)
+  | ({ kind: "id_reused"; appliedDelta: number } & Figures)
+  | ({ kind: "below_reserved" } & Figures)
   | { kind: "not_initialised" };
 
-/** Adds (or removes) units while the sale runs, never below what is reserved (adjust-stock.lua). */
+/** Adds (or removes) units while the sale runs, once per adjustment id, never below what is reserved. */
 export async function adjustStock(
   redis: Redis,
   saleId: string,
@@ -17,7 +21,7 @@ export async function adjustStock(
   now: number,
 ): Promise<AdjustOutcome> {
   const keys = saleKeys(saleId);
-  const [code, remaining, stock] = await withRedis(() =>
+  const [code, remaining, stock, epoch, applied] = await withRedis(() =>
     runScript<ScriptReply>(
       redis,
       "adjustStock",
@@ -28,13 +32,15 @@ export async function adjustStock(
   const figures = { remaining: Number(remaining), stock: Number(stock) };
   switch (Number(code)) {
     case 1:
-      return { kind: "adjusted", ...figures };
+      return { kind: "adjusted", epoch: Number(epoch), ...figures };
     case 2:
-      return { kind: "already_applied", ...figures };
+      return { kind: "already_applied", epoch: Number(epoch), ...figures };
     case 3:
       return { kind: "below_reserved", ...figures };
     case 4:
       return { kind: "not_initialised" };
+    case 5:
+      return { kind: "id_reused", appliedDelta: Number(applied), ...figures };
     default:
       throw new Error(`adjust-stock returned an unknown code: ${String(code)}`);
   }

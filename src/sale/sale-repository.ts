@@ -37,20 +37,51 @@ export async function setSalePausedInDb(db: Db, saleId: string, paused: boolean)
   await withDb(() => db.update(sales).set({ paused }).where(eq(sales.id, saleId)));
 }
 
-/** Records an operator adjustment once (by its id) and adds it to the sale's total. */
+export type RecordOutcome =
+  | { kind: "recorded" }
+  | { kind: "already_recorded"; delta: number }
+  | { kind: "stale_epoch" };
+
+/**
+ * Records an operator adjustment once (by its id) and adds it to the sale's total, only while the sale
+ * is still in `epoch`, the Redis generation the adjustment was applied in. The sale row is locked
+ * first, so a rebuild (which moves the epoch on in the same row) either reads the total with this
+ * adjustment in it or makes this a `stale_epoch` no-op (the rebuild replaces the Redis state that had it).
+ */
 export async function recordAdjustment(
   db: Db,
   saleId: string,
-  adjustmentId: string,
-  delta: number,
-): Promise<void> {
-  await withDb(() =>
-    db.execute(sql`
-      with ins as (
-        insert into ${stockAdjustments} (id, sale_id, delta) values (${adjustmentId}, ${saleId}, ${delta})
+  adjustment: { id: string; delta: number; epoch: number },
+): Promise<RecordOutcome> {
+  const result = await withDb(() =>
+    db.execute<{ in_epoch: number; inserted: number; existing: number | null }>(sql`
+      with in_epoch as (
+        select id from ${sales} where id = ${saleId} and epoch = ${adjustment.epoch} for update
+      ), ins as (
+        insert into ${stockAdjustments} (id, sale_id, delta)
+        select ${adjustment.id}, ${saleId}, ${adjustment.delta} from in_epoch
         on conflict (id) do nothing returning delta
+      ), upd as (
+        update ${sales} set stock_adjustments = stock_adjustments + (select delta from ins)
+        where id = ${saleId} and epoch = ${adjustment.epoch} and exists (select 1 from ins) returning id
       )
-      update ${sales} set stock_adjustments = stock_adjustments + coalesce((select delta from ins), 0)
-      where id = ${saleId}`),
+      select (select count(*) from in_epoch)::int as in_epoch, (select count(*) from upd)::int as inserted,
+             (select delta from ${stockAdjustments} where id = ${adjustment.id}) as existing`),
   );
+  const row = result.rows[0];
+  if (row?.existing !== null && row?.existing !== undefined)
+    return { kind: "already_recorded", delta: Number(row.existing) };
+  if (Number(row?.inserted) === 1) return { kind: "recorded" };
+  if (Number(row?.in_epoch) === 0) return { kind: "stale_epoch" };
+  // recorded by a concurrent request after this statement's snapshot
+  return { kind: "already_recorded", delta: (await findAdjustment(db, adjustment.id)) ?? adjustment.delta };
+}
+
+/** The delta of an adjustment Postgres has recorded, or null. */
+export async function findAdjustment(db: Db, adjustmentId: string): Promise<number | null> {
+  const result = await withDb(() =>
+    db.execute<{ delta: number }>(sql`select delta from ${stockAdjustments} where id = ${adjustmentId}`),
+  );
+  const row = result.rows[0];
+  return row ? Number(row.delta) : null;
 }

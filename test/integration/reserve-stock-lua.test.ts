@@ -200,16 +200,20 @@ describe("reserve-stock.lua against a real redis-server", () => {
     expect((await reserve(redis, saleId, { orderId: "R2", userId: "u1", quantity: 2, now }))[0]).toBe(1);
   });
 
-  it("adjusts stock but never below what is reserved", async () => {
+  it("adjusts stock once per adjustment id, never below what is reserved", async () => {
     await initSale(redis, saleId, { stock: 5, perUserLimit: 5, startsAt: now - 1, endsAt: now + 60_000 });
     await reserve(redis, saleId, { orderId: "A1", userId: "u1", quantity: 4, now });
     const k = saleKeys(saleId);
     const adjust = (id: string, delta: number) =>
       redis.eval(lua("adjust-stock"), 3, k.meta, k.stock, k.ledger, String(now), id, String(delta));
-    expect(await adjust("a1", -2)).toEqual([3, 1, 5]);
-    expect(await adjust("a2", -1)).toEqual([1, 0, 4]);
-    expect(await adjust("a2", -1)).toEqual([2, 0, 4]);
-    expect(await adjust("a3", 10)).toEqual([1, 10, 14]);
+    expect(await adjust("a1", -2)).toEqual([3, 1, 5, 1, 0]);
+    expect(await adjust("a2", -1)).toEqual([1, 0, 4, 1, -1]);
+    expect(await adjust("a2", -1)).toEqual([2, 0, 4, 1, -1]);
+    expect(await adjust("a2", 3)).toEqual([5, 0, 4, 1, -1]);
+    await redis.hset(k.meta, "epoch", "7");
+    expect(await adjust("a3", 10)).toEqual([1, 10, 14, 7, 10]);
+    expect(JSON.parse(String(await redis.hget(k.ledger, "a:a3")))).toMatchObject({ delta: 10, epoch: 7 });
+    expect(await adjust("a2", -1)).toEqual([2, 10, 14, 1, -1]);
   });
 
   it("survives a concurrent burst: no oversell, nobody over the limit, ledger matches stock", async () => {

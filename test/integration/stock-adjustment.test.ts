@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { saleKeys } from "../../src/sale/keys";
+import { type AppUnderTest, startApp } from "../support/app";
+import { ADMIN_TOKEN } from "../support/shopper";
+
+let app: AppUnderTest;
+
+beforeAll(async () => {
+  app = await startApp({ vars: { RECOVERY_QUIET_SECONDS: "1", OUTBOX_GRACE_SECONDS: "1" } });
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
+
+function adjust(saleId: string, delta: number, key?: string) {
+  return app.api.call("POST", `/api/admin/sales/${saleId}/stock`, {
+    token: ADMIN_TOKEN,
+    body: { delta },
+    headers: key === undefined ? {} : { "Idempotency-Key": key },
+  });
+}
+
+/** Stock (initial + adjustments) and remaining as each store holds them. */
+async function figures(saleId: string) {
+  const keys = saleKeys(saleId);
+  const { rows } = await app.db.query<{ total: number; recorded: number }>(
+    `select s.initial_stock + s.stock_adjustments as total,
+            (select coalesce(sum(delta), 0) from stock_adjustments a where a.sale_id = s.id)::int as recorded
+     from sales s where id = $1`,
+    [saleId],
+  );
+  return {
+    redisStock: Number(await app.redis.hget(keys.meta, "stock")),
+    redisRemaining: Number(await app.redis.get(keys.stock)),
+    dbStock: Number(rows[0]?.total),
+    dbInitialPlusRecorded: 5 + Number(rows[0]?.recorded),
+  };
+}
+
+/** Makes Postgres refuse adjustment writes as an unreachable database would (SQLSTATE 57P03). */
+async function failAdjustmentWrites(on: boolean) {
+  await app.db.query(
+    on
+      ? `create or replace function refuse_adjustment() returns trigger language plpgsql as $$
+         begin raise exception 'injected outage' using errcode = '57P03'; end $$;
+         create trigger refuse_adjustment before insert on stock_adjustments
+         for each row execute function refuse_adjustment();`
+      : "drop trigger if exists refuse_adjustment on stock_adjustments",
+  );
+}
+
+async function rebuild(saleId: string) {
+  const res = await app.api.admin("POST", `/sales/${saleId}/rebuild`);
+  expect(res.status).toBe(200);
+}
+
+describe("operator stock adjustments across store failures", () => {
+  it("a keyed adjustment refused while Postgres is down is applied exactly once when retried", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    await app.stack.postgres.stop();
+    try {
+      const first = await adjust(sale.saleId, 3, "restock-1");
+      expect(first.status).toBe(503);
+    } finally {
+      await app.stack.postgres.start();
+    }
+    const retry = await adjust(sale.saleId, 3, "restock-1");
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ stock: 8, remaining: 8 });
+    const again = await adjust(sale.saleId, 3, "restock-1");
+    expect(again.body).toMatchObject({ stock: 8, remaining: 8 });
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 8,
+      redisRemaining: 8,
+      dbStock: 8,
+      dbInitialPlusRecorded: 8,
+    });
+    await rebuild(sale.saleId);
+    expect(await figures(sale.saleId)).toMatchObject({ redisStock: 8, redisRemaining: 8, dbStock: 8 });
+  });
+
+  it("a keyed adjustment that failed between Redis and Postgres is completed, not repeated, by its retry", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    await failAdjustmentWrites(true);
+    try {
+      expect((await adjust(sale.saleId, -2, "shrink-1")).status).toBe(503);
+    } finally {
+      await failAdjustmentWrites(false);
+    }
+    const retry = await adjust(sale.saleId, -2, "shrink-1");
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ stock: 3, remaining: 3 });
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 3,
+      redisRemaining: 3,
+      dbStock: 3,
+      dbInitialPlusRecorded: 3,
+    });
+    await rebuild(sale.saleId);
+    expect(await figures(sale.saleId)).toMatchObject({ redisStock: 3, redisRemaining: 3, dbStock: 3 });
+  });
+
+  it("the same key with another delta is refused, in either store's state", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    expect((await adjust(sale.saleId, 2, "k")).status).toBe(200);
+    const reused = await adjust(sale.saleId, 4, "k");
+    expect(reused.status).toBe(409);
+    expect(code(reused.body)).toBe("CONFLICT");
+    expect(String((reused.body.error as { message: string }).message)).toMatch(/Idempotency-Key/);
+    // the same key on another sale is another adjustment
+    const other = await app.api.createSale({ stock: 5 });
+    expect((await adjust(other.saleId, 4, "k")).body).toMatchObject({ stock: 9 });
+    expect((await figures(sale.saleId)).dbStock).toBe(7);
+    const bad = await adjust(sale.saleId, 1, "x".repeat(129));
+    expect([bad.status, code(bad.body)]).toEqual([400, "INVALID_REQUEST"]);
+  });
+
+  it("an unkeyed adjustment half done (Redis only) is recorded in Postgres by the reconciliation", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    await failAdjustmentWrites(true);
+    try {
+      expect((await adjust(sale.saleId, 4)).status).toBe(503);
+    } finally {
+      await failAdjustmentWrites(false);
+    }
+    const report = await app.api.admin("POST", `/sales/${sale.saleId}/reconcile`);
+    expect(report.status).toBe(200);
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 9,
+      redisRemaining: 9,
+      dbStock: 9,
+      dbInitialPlusRecorded: 9,
+    });
+    await rebuild(sale.saleId);
+    expect(await figures(sale.saleId)).toMatchObject({ redisStock: 9, redisRemaining: 9, dbStock: 9 });
+  });
+
+  it("a rebuild between the two halves: the Redis half is replaced, never recorded late, and a retry applies it once", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    await failAdjustmentWrites(true);
+    try {
+      expect((await adjust(sale.saleId, 3, "mid-rebuild")).status).toBe(503);
+    } finally {
+      await failAdjustmentWrites(false);
+    }
+    // a rebuild has moved the sale to its next epoch in Postgres and not yet replaced the Redis state
+    await app.db.query("update sales set epoch = epoch + 1 where id = $1", [sale.saleId]);
+    const during = await adjust(sale.saleId, 3, "mid-rebuild");
+    expect([during.status, code(during.body)]).toEqual([503, "UNAVAILABLE"]);
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/reconcile`)).body).toMatchObject({
+      recordedAdjustments: [],
+    });
+    expect((await figures(sale.saleId)).dbStock).toBe(5);
+    await rebuild(sale.saleId);
+    expect(await figures(sale.saleId)).toMatchObject({ redisStock: 5, redisRemaining: 5, dbStock: 5 });
+    const retry = await adjust(sale.saleId, 3, "mid-rebuild");
+    expect(retry.body).toMatchObject({ stock: 8, remaining: 8 });
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 8,
+      redisRemaining: 8,
+      dbStock: 8,
+      dbInitialPlusRecorded: 8,
+    });
+  });
+});
