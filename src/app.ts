@@ -5,6 +5,7 @@ import { ApiError, renderError, toApiError } from "./errors";
 import { adminRoutes } from "./routes/admin";
 import { buyRoutes } from "./routes/buy";
 import { devRoutes } from "./routes/dev";
+import { orderEventRoutes, saleEventRoutes } from "./routes/events";
 import { jobRoutes } from "./routes/jobs";
 import { orderRoutes } from "./routes/orders";
 import { saleRoutes } from "./routes/sales";
@@ -17,8 +18,10 @@ export function createApp() {
   const app = new Hono<AppEnv>();
   app.use(secureHeaders());
   app.get("/api/health", (c) => c.json({ ok: true }));
+  app.route("/api/sales", saleEventRoutes);
   app.route("/api/sales", saleRoutes);
   app.route("/api/buy", buyRoutes);
+  app.route("/api/orders", orderEventRoutes);
   app.route("/api/orders", orderRoutes);
   app.route("/api/admin", adminRoutes);
   app.route("/api/jobs", jobRoutes);

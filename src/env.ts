@@ -24,6 +24,9 @@ export type Env = {
   OUTBOX_GRACE_SECONDS?: string;
   RECOVERY_QUIET_SECONDS?: string;
   LEDGER_TRIM_AFTER_SECONDS?: string;
+  REALTIME_MAX_STREAMS?: string;
+  REALTIME_REFRESH_MS?: string;
+  REALTIME_PING_MS?: string;
 };
 
 const secret = z.string().min(8);
@@ -54,6 +57,9 @@ const configSchema = z.object({
   OUTBOX_GRACE_SECONDS: positiveInt(10),
   RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
   LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),
+  REALTIME_MAX_STREAMS: positiveInt(5000),
+  REALTIME_REFRESH_MS: positiveInt(250),
+  REALTIME_PING_MS: positiveInt(10_000),
 });
 
 /** Typed, validated settings derived from {@link Env}. */

@@ -10,6 +10,7 @@ import { buyOnce } from "./purchase.js";
 import { createQuantityStepper } from "./quantity-stepper.js";
 import { renderSaleFacts, renderSaleIdentity } from "./sale-facts.js";
 import { statusAt } from "./sale-status.js";
+import { watchSale } from "./sale-stream.js";
 import { createTimer } from "./sale-timer.js";
 import { sayOnStage, showOrderLayer } from "./stage.js";
 
@@ -19,6 +20,7 @@ const OPENING_POLL_MS = 300;
 /**
  * One sale's page: facts, the countdown on the server's clock, the quantity stepper and the buy button
  * (enabled only once the API says the sale is live and hands out its product token), then the order.
+ * The sale's state is pushed (sale-stream.js); the page polls only while that stream is down.
  * `account` is the header's account area (to open sign-in); `onSignedOut()` re-renders it.
  */
 export function mountSaleView({ account, onSignedOut }) {
@@ -30,6 +32,8 @@ export function mountSaleView({ account, onSignedOut }) {
   let waitUntil = 0;
   let loops = [];
   let lastFetch = 0;
+  let streamUp = false;
+  let stopStream = null;
 
   const order = createOrderFlow({
     getShopper: () => shopper,
@@ -80,17 +84,20 @@ export function mountSaleView({ account, onSignedOut }) {
     setText(byId("buy-note"), `Reserved for ${hold} while you pay. Limit ${sale.perUserLimit} per customer.`);
   }
 
+  function apply(next) {
+    if (!sale || next.saleId !== sale.saleId) return;
+    const wasLive = sale.status === "live";
+    sale = next;
+    if (!wasLive && sale.status === "live")
+      setText(byId("timer-announce"), "The sale is open. You can buy now.");
+    render();
+  }
+
   async function refresh() {
-    if (!sale) return;
+    if (!sale || streamUp) return;
     lastFetch = Date.now();
     const r = await callApi(`/api/sales/${encodeURIComponent(sale.saleId)}`);
-    if (r.ok && sale && r.data.saleId === sale.saleId) {
-      const wasLive = sale.status === "live";
-      sale = r.data;
-      if (!wasLive && sale.status === "live")
-        setText(byId("timer-announce"), "The sale is open. You can buy now.");
-      render();
-    }
+    if (r.ok) apply(r.data);
   }
 
   function tick() {
@@ -166,10 +173,21 @@ export function mountSaleView({ account, onSignedOut }) {
       order.restore(shopper);
       render();
       loops = [setInterval(tick, 250)];
+      stopStream = watchSale(saleId, {
+        onSale: (next) => {
+          lastFetch = Date.now();
+          apply(next);
+        },
+        onState: (up) => {
+          streamUp = up;
+        },
+      });
     },
     hide() {
       loops.forEach(clearInterval);
       loops = [];
+      stopStream?.();
+      stopStream = null;
       order.detach();
       sale = null;
     },

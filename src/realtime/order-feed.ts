@@ -1,0 +1,54 @@
+import type { Redis } from "@upstash/redis/cloudflare";
+import type { Db } from "../db/client";
+import { findOrders } from "../orders/order-repository";
+import { type OrderView, parseQueuedOrder, queuedView, rowView } from "../orders/order-view";
+import { withRedis } from "../redis";
+import { saleKeys } from "../sale/keys";
+import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
+
+/** A watched order with its owner: a stream shows it only to a shopper whose id matches `userId`. */
+export type WatchedOrder = { view: OrderView; userId: string };
+
+/**
+ * The orders watched in this isolate or process, read through one feed: one Postgres query and one
+ * Redis pipeline for all of them at most once per `maxAgeMs`, whatever the number of watchers.
+ */
+export type OrderFeed = SharedSnapshot<WatchedOrder>;
+
+const feeds = new Map<number, OrderFeed>();
+
+export function orderFeed(maxAgeMs: number): OrderFeed {
+  let feed = feeds.get(maxAgeMs);
+  if (!feed) {
+    feed = createSharedSnapshot<WatchedOrder>({ maxAgeMs });
+    feeds.set(maxAgeMs, feed);
+  }
+  return feed;
+}
+
+export const FINAL_ORDER_STATUSES: readonly string[] = ["paid", "expired", "cancelled"];
+
+/**
+ * The given orders (id → sale id): the Postgres row once written, else the queued document the
+ * reservation script left in Redis. Both read at once; the row wins, being the later state. Orders
+ * found in neither are left out (the caller keeps what it had).
+ */
+export async function readOrders(
+  store: { redis: Redis; db: Db },
+  orders: Map<string, string>,
+): Promise<Map<string, WatchedOrder>> {
+  const ids = [...orders.keys()];
+  const pipe = store.redis.pipeline();
+  for (const [orderId, saleId] of orders) pipe.hget(saleKeys(saleId).orders, orderId);
+  const [docs, rows] = await Promise.all([
+    withRedis(() => pipe.exec<(string | null)[]>()),
+    findOrders(store.db, ids),
+  ]);
+  const found = new Map<string, WatchedOrder>();
+  ids.forEach((orderId, i) => {
+    const queued = parseQueuedOrder(orders.get(orderId) as string, docs[i] ?? null);
+    if (queued) found.set(orderId, { view: queuedView(queued), userId: queued.userId });
+  });
+  for (const row of rows) found.set(row.id, { view: rowView(row), userId: row.userId });
+  return found;
+}

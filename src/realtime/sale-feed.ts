@@ -1,0 +1,47 @@
+import type { Redis } from "@upstash/redis/cloudflare";
+import { withRedis } from "../redis";
+import { toRecord } from "../redis-reply";
+import { saleKeys } from "../sale/keys";
+import { fromMetaFields, type SaleRecord, type SaleView, toSaleView } from "../sale/sale-record";
+import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
+
+/**
+ * The sales watched in this isolate or process, read through one feed: one pipeline (HGETALL meta + GET
+ * stock per watched sale) at most once per `maxAgeMs`, whatever the number of watchers.
+ */
+export type SaleFeed = SharedSnapshot<SaleRecord>;
+
+const feeds = new Map<number, SaleFeed>();
+
+/** The isolate's sale feed for a refresh interval (one per isolate in practice). */
+export function saleFeed(maxAgeMs: number): SaleFeed {
+  let feed = feeds.get(maxAgeMs);
+  if (!feed) {
+    feed = createSharedSnapshot<SaleRecord>({ maxAgeMs });
+    feeds.set(maxAgeMs, feed);
+  }
+  return feed;
+}
+
+/** The given sales as Redis holds them (one pipeline); absent sales are left out. */
+export async function readSales(redis: Redis, saleIds: string[]): Promise<Map<string, SaleRecord>> {
+  const pipe = redis.pipeline();
+  for (const id of saleIds) pipe.hgetall(saleKeys(id).meta).get(saleKeys(id).stock);
+  const replies = await withRedis(() => pipe.exec<unknown[]>());
+  const sales = new Map<string, SaleRecord>();
+  saleIds.forEach((id, i) => {
+    const sale = fromMetaFields(toRecord(replies[2 * i]), replies[2 * i + 1] as string | null);
+    if (sale) sales.set(id, sale);
+  });
+  return sales;
+}
+
+/** What a sale event carries: the shopper `Sale`, exactly as `GET /api/sales/:saleId` renders it. */
+export function saleEvent(sale: SaleRecord, now: number): SaleView {
+  return toSaleView(sale, now, "shopper");
+}
+
+/** What makes two sale events the same (everything but the clock reading). */
+export function saleEventKey(view: SaleView): string {
+  return JSON.stringify({ ...view, serverTime: "" });
+}

@@ -1,0 +1,71 @@
+import { createLeases, type Lease } from "./leases";
+
+/**
+ * One upstream feed per isolate or process: the latest value of every watched key, kept as FINISHED
+ * values in memory and shared by all streams. When the snapshot is older than `maxAgeMs`, the first
+ * stream loop that notices refreshes it with its own I/O (one batched read for every watched key) and
+ * stores the result; the others only read memory and never await that read. So reads per second are
+ * bounded by `1000 / maxAgeMs`, whatever the number of watchers.
+ *
+ * @example
+ * const sales = createSharedSnapshot<SaleRecord>({ maxAgeMs: 250 });
+ * const lease = sales.watch(saleId, Date.now());
+ * await sales.refresh(Date.now(), (ids) => readSales(redis, ids)); // no-op when fresh or in hand
+ * sales.get(saleId); // the latest finished value
+ */
+export type SharedSnapshot<V> = {
+  watch(key: string, now: number): Lease;
+  get(key: string): V | undefined;
+  /** The value if it was read within two refresh intervals of `now` (a connecting stream may use it). */
+  getFresh(key: string, now: number): V | undefined;
+  /** Stores a value read at `now` by a connecting stream (its own read). */
+  put(key: string, value: V, now: number): void;
+  /** Refreshes every watched key with `load` if the snapshot is stale and no other refresh is in hand. */
+  refresh(now: number, load: (keys: string[]) => Promise<Map<string, V>>): Promise<void>;
+  watchers(now: number): number;
+};
+
+export function createSharedSnapshot<V>(opts: {
+  maxAgeMs: number;
+  /** a refresh not finished after this long is given up (its request may be gone); default 5 s */
+  takeOverMs?: number;
+}): SharedSnapshot<V> {
+  const takeOverMs = opts.takeOverMs ?? 5_000;
+  const leases = createLeases(Math.max(5_000, opts.maxAgeMs * 10));
+  const values = new Map<string, { value: V; at: number }>();
+  let readAt = Number.NEGATIVE_INFINITY;
+  let inHand: { generation: number; since: number } | null = null;
+  let generation = 0;
+
+  return {
+    watch: (key, now) => leases.take(key, now),
+    get: (key) => values.get(key)?.value,
+    getFresh(key, now) {
+      const entry = values.get(key);
+      return entry && now - entry.at <= 2 * opts.maxAgeMs ? entry.value : undefined;
+    },
+    put(key, value, now) {
+      values.set(key, { value, at: now });
+    },
+    watchers: (now) => leases.count(now),
+    async refresh(now, load) {
+      if (now - readAt < opts.maxAgeMs) return;
+      if (inHand && now - inHand.since < takeOverMs) return;
+      const keys = leases.keys(now);
+      for (const k of values.keys()) if (!keys.includes(k)) values.delete(k);
+      if (keys.length === 0) return;
+      const mine = ++generation;
+      inHand = { generation: mine, since: now };
+      readAt = now;
+      try {
+        const fresh = await load(keys);
+        if (mine !== generation) return;
+        for (const [k, v] of fresh) values.set(k, { value: v, at: now });
+      } catch (error) {
+        console.error("realtime feed refresh failed", error);
+      } finally {
+        if (inHand?.generation === mine) inHand = null;
+      }
+    },
+  };
+}
