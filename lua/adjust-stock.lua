@@ -2,7 +2,7 @@
   adjust-stock: an operator adds or removes units while the sale runs. Never below zero remaining:
   units already reserved stay reserved. Applied once per adjustment id: the ledger entry records the
   delta and the Redis generation (meta "epoch") it was applied in, so a retry of the same id changes
-  nothing, a reuse of the id with another delta is refused, and the caller can record the adjustment
+  nothing (within one generation: an entry a rebuild carried over from an older one is applied again), a reuse of the id with another delta is refused, and the caller can record the adjustment
   in Postgres against that generation (a rebuild since then has replaced this state).
 
   KEYS[1]  meta    hash: field "stock" = initial stock + all adjustments; field "epoch"
@@ -17,19 +17,21 @@
     {1, remaining, stock, epoch, delta}  ADJUSTED
     {2, remaining, stock, epoch, delta}  ALREADY_APPLIED (same id, same delta; nothing changed)
     {3, remaining, stock, epoch, 0}      BELOW_RESERVED (delta would take remaining below zero; nothing changed)
-    {4, 0, 0, 0, 0}                      NOT_INITIALISED
+    {4, 0, 0, 0, 0}                      NOT_INITIALISED (no meta hash with an "epoch": lost or partial)
     {5, remaining, stock, epoch, delta}  ID_REUSED (same id applied with another delta, returned; nothing changed)
 ]]
 local delta = tonumber(ARGV[3])
-if redis.call("EXISTS", KEYS[1]) == 0 then
+local epoch = tonumber(redis.call("HGET", KEYS[1], "epoch") or "0")
+if epoch == 0 then
   return {4, 0, 0, 0, 0}
 end
 local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
 local stock = tonumber(redis.call("HGET", KEYS[1], "stock") or "0")
-local epoch = tonumber(redis.call("HGET", KEYS[1], "epoch") or "1")
 local existing = redis.call("HGET", KEYS[3], "a:" .. ARGV[2])
-if existing then
-  local entry = cjson.decode(existing)
+local entry = existing and cjson.decode(existing)
+-- an entry a rebuild carried over from an older generation was replaced with that generation's state:
+-- unless Postgres recorded it (the caller asks Postgres first), it is not applied in this one
+if entry and tonumber(entry.epoch or "1") == epoch then
   local code = 2
   if tonumber(entry.delta) ~= delta then
     code = 5

@@ -110,13 +110,9 @@ export function renderError(c: Context, error: ApiError): Response {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof StoreUnavailableError) {
-    return new ApiError(
-      "UNAVAILABLE",
-      "A store is temporarily unavailable; nothing was changed. Try again shortly.",
-      {
-        retryAfterSeconds: 2,
-      },
-    );
+    return new ApiError("UNAVAILABLE", "A store is temporarily unavailable. Try again shortly.", {
+      retryAfterSeconds: 2,
+    });
   }
   return new ApiError("INTERNAL", "Something went wrong on our side.");
 }

@@ -106,10 +106,10 @@ export function mountLiveView({ onSaleChanged }) {
     }, SAMPLE_MS);
   }
 
-  async function act(path, body) {
+  async function act(path, body, headers = {}) {
     busy = true;
     renderHead();
-    const r = await adminApi(`/sales/${sale.saleId}${path}`, { method: "POST", body });
+    const r = await adminApi(`/sales/${sale.saleId}${path}`, { method: "POST", body, headers });
     busy = false;
     if (r.ok && r.data.saleId && r.data.status) {
       sale = { ...sale, ...r.data };
@@ -121,6 +121,7 @@ export function mountLiveView({ onSaleChanged }) {
 
   byId("pause-button").addEventListener("click", () => act(sale.status === "paused" ? "/resume" : "/pause"));
 
+  let pendingAdjustment = null;
   byId("stock-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const input = byId("stock-delta");
@@ -131,7 +132,12 @@ export function mountLiveView({ onSaleChanged }) {
       input.setAttribute("aria-invalid", "true");
       return;
     }
-    const r = await act("/stock", { delta });
+    // one Idempotency-Key per adjustment, reused when the operator sends the same one again after a
+    // failure whose outcome is unknown (503, no connection): it is applied once whatever failed
+    if (pendingAdjustment?.saleId !== sale.saleId || pendingAdjustment.delta !== delta)
+      pendingAdjustment = { saleId: sale.saleId, delta, key: crypto.randomUUID() };
+    const r = await act("/stock", { delta }, { "Idempotency-Key": pendingAdjustment.key });
+    if (r.ok || (r.status >= 400 && r.status < 500)) pendingAdjustment = null;
     input.setAttribute("aria-invalid", String(!r.ok));
     error.textContent = r.ok
       ? ""

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { type AppContext, type AppEnv, deps } from "../context";
 import { readConfig } from "../env";
-import { ApiError } from "../errors";
+import { ApiError, StoreUnavailableError } from "../errors";
 import { parseJsonObject, readBoundedBody } from "../http/read-body";
 import { newSaleId } from "../ids";
 import { adminAuth } from "../middleware/admin-auth";
@@ -115,7 +115,14 @@ export const adminRoutes = new Hono<AppEnv>()
     const delta = parseStockDelta(await jsonBody(c));
     const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
     const sale = await existingSale(c);
-    const outcome = await applyStockAdjustment(d, sale, { delta, idempotencyKey });
+    const outcome = await applyStockAdjustment(d, sale, { delta, idempotencyKey }).catch((error) => {
+      if (idempotencyKey !== null || !(error instanceof StoreUnavailableError)) throw error;
+      throw new ApiError(
+        "UNAVAILABLE",
+        "A store is temporarily unavailable; the adjustment may have been applied (the reconciliation then records it). Send it with an Idempotency-Key to retry it safely.",
+        { retryAfterSeconds: 2 },
+      );
+    });
     if (outcome.kind === "below_reserved") {
       throw new ApiError(
         "CONFLICT",

@@ -30,6 +30,7 @@ export async function initSale(
     endsAt: o.endsAt,
     paused: o.paused ? "1" : "0",
     paymentWindowMs: o.paymentWindowMs ?? 60_000,
+    epoch: 1,
   };
   return redis.eval(lua("init-sale"), 2, k.meta, k.stock, ...Object.entries(fields).flat().map(String));
 }
