@@ -2,6 +2,8 @@ import type { Scenario } from "../scenario";
 import { clockSkew } from "./clock-skew";
 import { crashBeforePublish } from "./crash-before-publish";
 import { jobEndpointDown } from "./job-endpoint-down";
+import { lateWritesAfterQuiet } from "./late-writes";
+import { mixedWindows } from "./mixed-windows";
 import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 import { redisLoss } from "./redis-loss";
@@ -17,4 +19,6 @@ export const scenarios: Scenario[] = [
   clockSkew,
   tokenEnumeration,
   redisLoss,
+  lateWritesAfterQuiet,
+  mixedWindows,
 ];
