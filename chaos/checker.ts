@@ -7,7 +7,8 @@
  * - every acknowledged reservation (202) has exactly one order, same user and quantity (`lost`);
  * - no order exists that no acknowledged or unknown buy explains, and one Idempotency-Key never holds
  *   two orders (`duplicate`); a refused buy reserved nothing (`phantom`);
- * - no user holds more than the limit in live orders, and both stores agree on holdings (`limit`);
+ * - no user holds more than the limit in live orders nor in either store's holdings (Redis, Postgres),
+ *   and both stores agree on holdings (`limit`);
  * - no order is both paid and restored (`paid-restored`); every expired or cancelled order's units came
  *   back exactly once: restored_at, one `restored` event, one ledger "x:" entry (`restore`);
  * - every acknowledged pay ends paid, every acknowledged cancel ends cancelled, every 409 names the
@@ -144,6 +145,12 @@ export function judge(state: Observed, ops: Op[], options: CheckOptions = {}): C
   for (const u of users) {
     const live = liveByUser.get(u) ?? 0;
     if (live > limit) add("limit", `holds ${live} units in live orders, limit ${limit}`, { userId: u });
+    // each store on its own: a late write after a Redis loss can take a holding over the limit there
+    for (const [store, held] of [
+      ["Redis", redis.holdings[u] ?? 0],
+      ["Postgres", state.dbHoldings[u] ?? 0],
+    ] as const)
+      if (held > limit) add("limit", `${store} holds ${held} units, over the limit ${limit}`, { userId: u });
     if ((redis.holdings[u] ?? 0) !== live)
       add("limit", `Redis holdings ${redis.holdings[u] ?? 0} ≠ ${live} units in live orders`, { userId: u });
     if ((state.dbHoldings[u] ?? 0) !== (dbLiveByUser.get(u) ?? 0))

@@ -28,6 +28,8 @@ export type WorkloadOptions = {
   cancelRate?: number;
   /** share of orders that get a pay and a cancel at the same time */
   raceRate?: number;
+  /** shoppers are `${userPrefix}${n}` (default "u"): a scenario may keep two phases' crowds apart */
+  userPrefix?: string;
   /** stop early (a scenario's fault schedule may end the run) */
   signal?: AbortSignal;
 };
@@ -85,7 +87,7 @@ export async function runWorkload(client: RecordingClient, o: WorkloadOptions): 
   await Promise.all(
     Array.from({ length: o.concurrency }, async () => {
       while (running()) {
-        const userId = `u${Math.floor(rnd() * o.users)}`;
+        const userId = `${o.userPrefix ?? "u"}${Math.floor(rnd() * o.users)}`;
         const ok = await buy(userId);
         if (ok) await follow(ok);
         else await sleep(20 + rnd() * 80);

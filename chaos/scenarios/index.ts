@@ -3,6 +3,8 @@ import { adminAdjustRetries } from "./admin-adjust-retries";
 import { clockSkew } from "./clock-skew";
 import { crashBeforePublish } from "./crash-before-publish";
 import { jobEndpointDown } from "./job-endpoint-down";
+import { lateWritesAfterQuiet } from "./late-writes";
+import { mixedWindows } from "./mixed-windows";
 import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
@@ -21,4 +23,6 @@ export const scenarios: Scenario[] = [
   redisLoss,
   rebuildWithUnpublished,
   adminAdjustRetries,
+  lateWritesAfterQuiet,
+  mixedWindows,
 ];

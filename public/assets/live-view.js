@@ -50,6 +50,11 @@ export function mountLiveView({ onSaleChanged }) {
     inv.className = `badge ${stats.invariantHolds ? "badge-ok" : "badge-bad"}`;
     inv.dataset.holds = String(stats.invariantHolds);
     setText(inv, stats.invariantHolds ? "Invariant holds" : "Invariant broken");
+    // what breaks it (a late write after a Redis loss: a user over the limit, units sold twice)
+    const breaks = byId("invariant-breaks");
+    const reasons = stats.invariantHolds ? [] : (stats.invariantBreaks ?? []);
+    breaks.hidden = reasons.length === 0;
+    setText(breaks, reasons.join(" · "));
     const sold = stats.stock - stats.remaining;
     setText(byId("stock-caption"), `${formatInt(sold)} reserved of ${formatInt(stats.stock)}`);
   }

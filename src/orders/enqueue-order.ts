@@ -42,46 +42,69 @@ type Job = {
 };
 
 /**
- * The two jobs for a batch of reservations: the order write (now) and the payment timeout (not before
- * the last of them expires). Deduplication ids derive from the orders (the first id and the count), so
- * publishing the same batch again within QStash's deduplication window is a no-op; `generation` lets
- * the sweeper publish a fresh copy when an earlier one was dead-lettered.
+ * The orders of a batch grouped by the second their payment window closes (rounded up), earliest
+ * first: a batch can mix sales with different windows, and no order's timeout may wait for another's.
+ * A rush on one sale fills a 5 ms batch whose orders close within the same second or two; orders whose
+ * window has already closed (a sweeper's republish) share one group, due now.
+ */
+export function byExpirySecond(
+  orders: QueuedOrder[],
+  now = Date.now(),
+): { notBefore: number; orders: QueuedOrder[] }[] {
+  const groups = new Map<number, QueuedOrder[]>();
+  const nowSecond = Math.ceil(now / 1000);
+  for (const order of orders) {
+    const second = Math.max(nowSecond, Math.ceil(order.expiresAt / 1000));
+    groups.set(second, [...(groups.get(second) ?? []), order]);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([notBefore, group]) => ({ notBefore, orders: group }));
+}
+
+/**
+ * The jobs for a batch of reservations: one order write (now) and one payment timeout per second in
+ * which some of its orders expire (not before that second). Deduplication ids derive from the orders
+ * (the first id and the count), so publishing the same batch again within QStash's deduplication window
+ * is a no-op; `generation` lets the sweeper publish a fresh copy when an earlier one was dead-lettered.
  */
 function orderJobs(
   config: Config,
   orders: QueuedOrder[],
   opts: { generation?: string; withTimeout?: boolean },
 ): Job[] {
-  const first = orders[0];
-  if (!first) return [];
-  const id = `${first.orderId}${orders.length > 1 ? `.${orders.length}` : ""}${opts.generation ? `-${opts.generation}` : ""}`;
+  const idOf = (group: QueuedOrder[]) => {
+    const first = group[0] as QueuedOrder;
+    return `${first.orderId}${group.length > 1 ? `.${group.length}` : ""}${opts.generation ? `-${opts.generation}` : ""}`;
+  };
+  if (orders.length === 0) return [];
   const failureCallback = `${config.PUBLIC_URL}${jobPaths.failed}`;
-  const body = { orders };
   const jobs: Job[] = [
     {
       url: `${config.PUBLIC_URL}${jobPaths.writeOrder}`,
-      body,
-      deduplicationId: `write-${id}`,
+      body: { orders },
+      deduplicationId: `write-${idOf(orders)}`,
       retries: JOB_RETRIES,
       failureCallback,
     },
   ];
-  if (opts.withTimeout !== false) {
+  if (opts.withTimeout === false) return jobs;
+  for (const group of byExpirySecond(orders)) {
     jobs.push({
       url: `${config.PUBLIC_URL}${jobPaths.paymentTimeout}`,
-      body,
-      deduplicationId: `timeout-${id}`,
+      body: { orders: group.orders },
+      deduplicationId: `timeout-${idOf(group.orders)}`,
       retries: JOB_RETRIES,
       failureCallback,
-      notBefore: Math.ceil(Math.max(...orders.map((o) => o.expiresAt)) / 1000),
+      notBefore: group.notBefore,
     });
   }
   return jobs;
 }
 
 /**
- * Publishes the write and payment-timeout jobs for a batch of orders: two messages for the whole
- * batch, in one QStash batch call.
+ * Publishes the write and payment-timeout jobs for a batch of orders in one QStash batch call: one
+ * write message, and one timeout message per second of expiry (two messages for a one-sale rush batch).
  */
 export async function enqueueOrders(
   config: Config,

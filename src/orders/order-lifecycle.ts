@@ -98,12 +98,13 @@ export async function cancelOrder(
  * The payment-timeout job for a batch: expires the orders still unpaid in one conditional update (by
  * Postgres's clock), restores their units, and finishes restores an earlier delivery left undone. A
  * timeout that arrives before the order write writes those orders first, from the job. Returns the
- * orders whose window is still open by the database's clock (`early`: deliver again later).
+ * orders whose window is still open by the database's clock (`early`: deliver again later) and those
+ * naming a sale that does not exist (`unknownSale`), which do not hold up the others.
  */
 export async function expireOrders(
   deps: LifecycleDeps,
   batch: QueuedOrder[],
-): Promise<{ expired: number; early: QueuedOrder[] }> {
+): Promise<{ expired: number; early: QueuedOrder[]; unknownSale: QueuedOrder[] }> {
   const ids = batch.map((o) => o.orderId);
   const won = await transitionOrders(deps.db, ids, "expired");
   const wonIds = new Set(won.map((r) => r.id));
@@ -112,8 +113,9 @@ export async function expireOrders(
     ids.filter((id) => !wonIds.has(id)),
   );
   const missing = batch.filter((o) => !wonIds.has(o.orderId) && !others.some((r) => r.id === o.orderId));
+  let unknownSale: QueuedOrder[] = [];
   if (missing.length > 0) {
-    await writeAndAck(deps, missing);
+    ({ unknownSale } = await writeAndAck(deps, missing));
     const late = await transitionOrders(
       deps.db,
       missing.map((o) => o.orderId),
@@ -128,7 +130,7 @@ export async function expireOrders(
   }
   await settleRestores(deps, [...won, ...others]);
   const stillOpen = new Set(others.filter((r) => r.status === "awaiting_payment").map((r) => r.id));
-  return { expired: won.length, early: batch.filter((o) => stillOpen.has(o.orderId)) };
+  return { expired: won.length, early: batch.filter((o) => stillOpen.has(o.orderId)), unknownSale };
 }
 
 /** One order's payment timeout: "early" while the database says its window is still open. */

@@ -1,4 +1,4 @@
-import { ApiError, StoreUnavailableError } from "../errors";
+import { StoreUnavailableError } from "../errors";
 import { debitStock } from "../sale/debit-stock";
 import type { LifecycleDeps } from "./order-lifecycle";
 import { findOrder } from "./order-repository";
@@ -6,22 +6,29 @@ import type { OrderRow, QueuedOrder } from "./order-view";
 import { markCounted, writeOrders } from "./order-writes";
 import { ackQueuedOrders, readQueuedOrder } from "./queued-order-store";
 
+/** What an order-write did: rows inserted, and the orders left out because their sale does not exist. */
+export type WriteReport = { inserted: number; unknownSale: QueuedOrder[] };
+
 /**
- * The order-write job's work, for a batch of orders: the rows in Postgres in one statement (duplicates
- * are no-ops); then, in one script call per sale, Redis is made sure to count every live order of the
- * batch (a no-op when its reservation entry is there, a debit when a lost or lagging Redis never saw
- * it); then the outbox entries are acknowledged in one pipeline. Returns how many rows were inserted.
+ * The order-write job's work, for a batch of orders, each with its own outcome: the rows in Postgres in
+ * one statement (duplicates are no-ops; an order naming no existing sale is left out and reported);
+ * then, in one script call per sale, Redis is made sure to count every live order of the batch (a no-op
+ * when its reservation entry is there, a debit when a lost or lagging Redis never saw it); then the
+ * outbox entries are acknowledged in one pipeline. A sale whose Redis state is not there yet keeps only
+ * its own orders unacknowledged: the others are acknowledged, then the job answers 503 to be retried.
  */
-export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Promise<number> {
+export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Promise<WriteReport> {
   const written = await writeOrders(deps.db, batch);
-  let inserted = 0;
+  const report: WriteReport = { inserted: 0, unknownSale: [] };
   const toCount = new Map<string, { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] }>();
   const retentionMs = deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
   for (const order of batch) {
     const result = written.get(order.orderId);
-    if (!result)
-      throw new ApiError("INVALID_REQUEST", `Order ${order.orderId} names a sale that does not exist.`);
-    if (result.inserted) inserted++;
+    if (!result) {
+      report.unknownSale.push(order);
+      continue;
+    }
+    if (result.inserted) report.inserted++;
     const live = result.status === "awaiting_payment" || result.status === "paid";
     const behind = result.orderEpoch < result.saleEpoch;
     // a ledger entry older than the retention may have been trimmed: its absence would prove nothing
@@ -31,28 +38,35 @@ export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Pr
     if (behind) group.behind.push(order);
     toCount.set(order.saleId, group);
   }
-  for (const [saleId, group] of toCount) await countInRedis(deps, saleId, group);
-  await ackQueuedOrders(deps.redis, batch);
-  return inserted;
+  if (report.unknownSale.length > 0)
+    console.warn(`order write: ${report.unknownSale.length} order(s) name a sale that does not exist`);
+  const notReady = new Set<string>();
+  for (const [saleId, group] of toCount) if (!(await countInRedis(deps, saleId, group))) notReady.add(saleId);
+  await ackQueuedOrders(
+    deps.redis,
+    batch.filter((o) => written.has(o.orderId) && !notReady.has(o.saleId)),
+  );
+  if (notReady.size > 0) {
+    throw new StoreUnavailableError(
+      "redis",
+      new Error(`sale(s) ${[...notReady].join(", ")} not in Redis (at the current epoch) yet`),
+    );
+  }
+  return report;
 }
 
 /**
  * Counts orders in the sale's current Redis (debit-stock.lua), then records in Postgres that those of
- * an older epoch are counted in this one. Until the sale's Redis state exists the write answers 503 and
- * QStash tries again.
+ * an older epoch are counted in this one. False while the sale's Redis state for that epoch is not
+ * there (being rebuilt): the caller answers 503 and QStash tries again.
  */
 async function countInRedis(
   deps: LifecycleDeps,
   saleId: string,
   group: { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] },
-): Promise<void> {
+): Promise<boolean> {
   const outcome = await debitStock(deps.redis, saleId, group.orders, group.epoch, deps.now);
-  if (outcome.kind === "not_ready") {
-    throw new StoreUnavailableError(
-      "redis",
-      new Error(`sale ${saleId} epoch ${group.epoch} not in Redis yet`),
-    );
-  }
+  if (outcome.kind === "not_ready") return false;
   if (outcome.debited > 0) {
     console.warn(
       `sale ${saleId}: ${outcome.debited} order(s) Redis had lost counted again; remaining ${outcome.remaining}`,
@@ -61,6 +75,7 @@ async function countInRedis(
   if (outcome.remaining < 0)
     console.error(`sale ${saleId}: remaining ${outcome.remaining} after a Redis loss`);
   for (const order of group.behind) await markCounted(deps.db, order.orderId, group.epoch);
+  return true;
 }
 
 /**

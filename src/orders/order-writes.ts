@@ -14,11 +14,14 @@ export type WriteResult = {
 };
 
 /**
- * Writes reserved orders, each once: the rows (awaiting payment), the users' holdings (bounded by the
- * per-user limit in a check constraint) and `written` events, in one statement for the whole batch.
- * A replay or a duplicate delivery inserts nothing. The sales rows are read FOR SHARE, so a write and a
- * rebuild of a sale's Redis state (which locks that row) never interleave: either the rebuild sees the
- * order, or this write sees the rebuild's new epoch and the order is counted again (debit-stock.lua).
+ * Writes reserved orders, each once: the rows (awaiting payment), the users' holdings and `written`
+ * events, in one statement for the whole batch. Nothing about one order can refuse the others: the
+ * per-user limit is not a constraint here (an acknowledged order is written even when a late write
+ * takes its user over the limit; the sale's stats report that), and an order naming a sale that does
+ * not exist is left out of the result (the caller decides). A replay or a duplicate delivery inserts
+ * nothing. The sales rows are read FOR SHARE, so a write and a rebuild of a sale's Redis state (which
+ * locks that row) never interleave: either the rebuild sees the order, or this write sees the rebuild's
+ * new epoch and the order is counted again (debit-stock.lua).
  */
 export async function writeOrders(db: Db, batch: QueuedOrder[]): Promise<Map<string, WriteResult>> {
   const input = JSON.stringify(

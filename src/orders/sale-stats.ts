@@ -20,34 +20,54 @@ export type SaleStats = {
   liveUnits: number;
   /** units of expired/cancelled orders not yet back in Redis */
   pendingRestoreUnits: number;
+  /** users holding more than the per-user limit in Postgres or in Redis (late writes after a Redis loss) */
   usersOverLimit: number;
   invariantHolds: boolean;
+  /** what breaks the invariant, in words for the operator (empty while it holds) */
+  invariantBreaks: string[];
 };
 
-type RedisSide = { stock: number; remaining: number; ledgerEntries: number; queued: QueuedOrder[] };
+type RedisSide = {
+  stock: number;
+  remaining: number;
+  ledgerEntries: number;
+  queued: QueuedOrder[];
+  holdings: Record<string, number>;
+};
 
 /** Redis figures read atomically (MULTI): a reservation changes stock and the queued set together. */
 async function readRedisSide(redis: Deps["redis"], saleId: string): Promise<RedisSide> {
   const keys = saleKeys(saleId);
-  const [stock, remaining, ledgerEntries, orders] = await withRedis(() =>
+  const [stock, remaining, ledgerEntries, orders, holdings] = await withRedis(() =>
     redis
       .multi()
       .hget(keys.meta, "stock")
       .get(keys.stock)
       .hlen(keys.ledger)
       .hgetall(keys.orders)
-      .exec<[string | null, string | null, number, unknown]>(),
+      .hgetall(keys.holdings)
+      .exec<[string | null, string | null, number, unknown, unknown]>(),
   );
   const queued = Object.values(toRecord(orders) ?? {})
     .map((json) => parseQueuedOrder(saleId, json))
     .filter((o): o is QueuedOrder => o !== null);
-  return { stock: Number(stock ?? 0), remaining: Number(remaining ?? 0), ledgerEntries, queued };
+  const held = Object.fromEntries(
+    Object.entries(toRecord(holdings) ?? {}).map(([userId, units]) => [userId, Number(units)]),
+  );
+  return {
+    stock: Number(stock ?? 0),
+    remaining: Number(remaining ?? 0),
+    ledgerEntries,
+    queued,
+    holdings: held,
+  };
 }
 
 /**
  * The operator's figures and the contract's invariant: stock (initial + adjustments) = remaining +
- * units in live orders (+ units of finished orders whose restore is still in flight), and no user over
- * the limit. Redis is read first: an order leaves Redis only after its Postgres row exists, so nothing
+ * units in live orders (+ units of finished orders whose restore is still in flight), remaining not
+ * below zero, and no user over the limit in either store (Postgres accepts every acknowledged order, so
+ * a late write after a Redis loss can take a user over it: that is reported here). Redis is read first: an order leaves Redis only after its Postgres row exists, so nothing
  * falls between the two reads, and an order seen in both is counted once.
  */
 async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): Promise<SaleStats> {
@@ -60,7 +80,7 @@ async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): 
       )})`
     : sql``;
   const result = await withDb(() =>
-    deps.db.execute<Record<string, string | number | null>>(sql`
+    deps.db.execute<Record<string, unknown>>(sql`
       select
         count(*) filter (where status = 'awaiting_payment')::int as awaiting,
         count(*) filter (where status = 'paid')::int as paid,
@@ -69,15 +89,29 @@ async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): 
         count(*)::int as total,
         coalesce(sum(quantity) filter (where status in ('awaiting_payment', 'paid') ${exclude}), 0)::int as live_units,
         coalesce(sum(quantity) filter (where status in ('expired', 'cancelled') and restored_at is null), 0)::int as pending_units,
-        (select count(*) from holdings h join sales s on s.id = h.sale_id
-          where h.sale_id = ${saleId} and h.units > s.per_user_limit)::int as over_limit
+        (select per_user_limit from sales where id = ${saleId}) as per_user_limit,
+        (select coalesce(json_agg(h.user_id), '[]'::json) from holdings h join sales s on s.id = h.sale_id
+          where h.sale_id = ${saleId} and h.units > s.per_user_limit) as over_limit
       from orders where sale_id = ${saleId}`),
   );
   const row = result.rows[0] ?? {};
   const queuedUnits = r.queued.reduce((sum, o) => sum + o.quantity, 0);
   const liveUnits = queuedUnits + Number(row.live_units ?? 0);
   const pendingRestoreUnits = Number(row.pending_units ?? 0);
-  const usersOverLimit = Number(row.over_limit ?? 0);
+  const limit = Number(row.per_user_limit ?? Number.POSITIVE_INFINITY);
+  const overInPostgres = parseUserIds(row.over_limit);
+  const overInRedis = Object.keys(r.holdings).filter((userId) => (r.holdings[userId] ?? 0) > limit);
+  const usersOverLimit = new Set([...overInPostgres, ...overInRedis]).size;
+  const breaks: string[] = [];
+  if (r.remaining < 0) breaks.push(`remaining is ${r.remaining}: units were sold twice`);
+  if (usersOverLimit > 0)
+    breaks.push(
+      `${usersOverLimit} user(s) over the limit of ${limit} (Postgres ${overInPostgres.length}, Redis ${overInRedis.length})`,
+    );
+  if (r.stock !== r.remaining + liveUnits + pendingRestoreUnits)
+    breaks.push(
+      `stock ${r.stock} ≠ remaining ${r.remaining} + live ${liveUnits} + restoring ${pendingRestoreUnits}`,
+    );
   return {
     stock: r.stock,
     remaining: r.remaining,
@@ -91,9 +125,15 @@ async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): 
     liveUnits,
     pendingRestoreUnits,
     usersOverLimit,
-    invariantHolds:
-      r.remaining >= 0 && usersOverLimit === 0 && r.stock === r.remaining + liveUnits + pendingRestoreUnits,
+    invariantHolds: breaks.length === 0,
+    invariantBreaks: breaks,
   };
+}
+
+/** A JSON array of user ids as the driver returns it (parsed already, or as text). */
+function parseUserIds(value: unknown): string[] {
+  const parsed = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
+  return Array.isArray(parsed) ? parsed.map(String) : [];
 }
 
 /**

@@ -13,10 +13,13 @@ import { MAX_QUANTITY } from "../sale/buy-request";
 
 const MAX_ORDERS_PER_JOB = 200;
 
-/** One order of a job body, checked: the order id must name the sale. */
-function parseOrder(job: Partial<QueuedOrder>): QueuedOrder {
+/** Milliseconds since the epoch a Date can hold. */
+const MAX_TIME = 8.64e15;
+
+/** One order of a job body, checked (the order id must name the sale), or null when it is not one. */
+function parseOrder(job: Partial<QueuedOrder>): QueuedOrder | null {
   const saleId = typeof job.orderId === "string" ? saleIdOfOrder(job.orderId) : null;
-  const validTime = (t: unknown) => typeof t === "number" && Number.isFinite(t) && t > 0;
+  const validTime = (t: unknown) => typeof t === "number" && Number.isFinite(t) && t > 0 && t <= MAX_TIME;
   if (
     !saleId ||
     saleId !== job.saleId ||
@@ -30,7 +33,7 @@ function parseOrder(job: Partial<QueuedOrder>): QueuedOrder {
     !validTime(job.expiresAt) ||
     (job.epoch !== undefined && !(Number.isInteger(job.epoch) && Number(job.epoch) >= 1))
   ) {
-    throw new ApiError("INVALID_REQUEST", "Job body is not an order.");
+    return null;
   }
   return {
     orderId: String(job.orderId),
@@ -43,7 +46,14 @@ function parseOrder(job: Partial<QueuedOrder>): QueuedOrder {
   };
 }
 
-/** A job body: `{ orders: [...] }` as enqueueOrders publishes it (a bare order is accepted too). */
+/** A job none of whose orders names an existing sale: refused (an order that does is never held up). */
+const noSale = () => new ApiError("INVALID_REQUEST", "The job's orders name no sale that exists.");
+
+/**
+ * A job body: `{ orders: [...] }` as enqueueOrders publishes it (a bare order is accepted too). An entry
+ * that is not an order is left out (and logged), so it cannot hold up the others; a job with no order
+ * at all is refused.
+ */
 function parseJob(body: string): QueuedOrder[] {
   let job: Partial<OrderJobBody & QueuedOrder>;
   try {
@@ -53,11 +63,17 @@ function parseJob(body: string): QueuedOrder[] {
   }
   if (job === null || typeof job !== "object")
     throw new ApiError("INVALID_REQUEST", "Job body is not an object.");
-  if (!Array.isArray(job.orders)) return [parseOrder(job)];
-  if (job.orders.length === 0 || job.orders.length > MAX_ORDERS_PER_JOB) {
+  const entries: unknown[] = Array.isArray(job.orders) ? job.orders : [job];
+  if (entries.length === 0 || entries.length > MAX_ORDERS_PER_JOB) {
     throw new ApiError("INVALID_REQUEST", `A job carries 1 to ${MAX_ORDERS_PER_JOB} orders.`);
   }
-  return job.orders.map((o) => parseOrder(o ?? {}));
+  const orders = entries
+    .map((o) => parseOrder(o && typeof o === "object" ? (o as Partial<QueuedOrder>) : {}))
+    .filter((o): o is QueuedOrder => o !== null);
+  if (orders.length === 0) throw new ApiError("INVALID_REQUEST", "Job body is not an order.");
+  if (orders.length < entries.length)
+    console.error(`job: ${entries.length - orders.length} entries are not orders; the rest go on`);
+  return orders;
 }
 
 /**
@@ -76,13 +92,15 @@ export const jobRoutes = new Hono<AppEnv>()
   )
   .post("/order-write", async (c) => {
     const orders = parseJob(c.get("jobBody"));
-    const inserted = await writeAndAck(deps(c), orders);
-    return c.json({ orders: orders.length, inserted });
+    const { inserted, unknownSale } = await writeAndAck(deps(c), orders);
+    if (unknownSale.length === orders.length) throw noSale();
+    return c.json({ orders: orders.length, inserted, unknownSale: unknownSale.length });
   })
   .post("/payment-timeout", async (c) => {
     const orders = parseJob(c.get("jobBody"));
     const d = deps(c);
-    const { expired, early } = await expireOrders(d, orders);
+    const { expired, early, unknownSale } = await expireOrders(d, orders);
+    if (unknownSale.length === orders.length) throw noSale();
     const first = early[0];
     if (first) {
       const wait = Math.max(1, Math.ceil((Math.max(...early.map((o) => o.expiresAt)) - d.now) / 1000));

@@ -1,5 +1,7 @@
+import { Redis } from "ioredis";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { saleKeys } from "../../src/sale/keys";
 import {
   DESKTOP,
   hasChromium,
@@ -148,6 +150,24 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
     await screenshot(page, "operator-reconciled-desktop");
     await page.click("#dead-refresh");
     expect(await text("#dead-letters")).toContain("No dead letters");
+  });
+
+  it("says what breaks the invariant: a user over the limit in Redis (a late write after a Redis loss)", async () => {
+    const token = await text("#live-token");
+    const redis = new Redis(site.stack.redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      const sale = (await client.adminSales()).sales.find((s) => s.productToken === token);
+      if (!sale) throw new Error("the watched sale is not listed");
+      const holdings = saleKeys(sale.saleId).holdings;
+      await redis.hincrby(holdings, "late-writer", 3);
+      await page.waitForSelector("#invariant:text('Invariant broken')");
+      expect(await text("#invariant-breaks")).toContain("1 user(s) over the limit");
+      await redis.hdel(holdings, "late-writer");
+      await page.waitForSelector("#invariant:text('Invariant holds')");
+      expect(await page.isHidden("#invariant-breaks")).toBe(true);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it("works on a phone", async () => {

@@ -105,6 +105,20 @@ describe("the history checker", () => {
     expect(found).toEqual(expect.arrayContaining(["balance", "duplicate", "limit"]));
   });
 
+  it("fails a user over the limit in either store's holdings, whatever the orders say", async () => {
+    const { sale, history, k } = await settledSale();
+    const limitDetails = async () =>
+      (await checkSale(app, sale.saleId, history.toJSON())).violations
+        .filter((v) => v.rule === "limit" && v.userId === "c")
+        .map((v) => v.detail);
+    expect(await limitDetails()).toEqual([]);
+    await app.redis.hset(k.holdings, "c", 3);
+    expect(await limitDetails()).toContain("Redis holds 3 units, over the limit 2");
+    await app.redis.hset(k.holdings, "c", 1);
+    await app.db.query("update holdings set units = 3 where sale_id = $1 and user_id = 'c'", [sale.saleId]);
+    expect(await limitDetails()).toContain("Postgres holds 3 units, over the limit 2");
+  });
+
   it("finds a paid order restored, and a cancelled order whose units never came back", async () => {
     const { sale, history, paid, cancelled, k } = await settledSale();
     await app.redis.hset(k.ledger, `x:${paid.orderId}`, JSON.stringify({ type: "restore" }));

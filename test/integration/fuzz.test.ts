@@ -127,6 +127,8 @@ describe("fuzzing every route", () => {
 
   // Validly signed but malformed jobs (only a holder of the signing key can send them) are refused
   // with 400 rather than retried: bad quantities, a missing time, an unknown sale, a null callback body.
+  // (A well-formed order over the per-user limit is not malformed: it is written, and the sale's stats
+  // report the user over the limit; see order-batches.test.ts.)
   it("validly signed but malformed jobs are refused with 4xx, never 5xx", async () => {
     const sale = await app.api.createSale({ stock: 5, perUserLimit: 2 });
     const now = Date.now();
@@ -145,7 +147,7 @@ describe("fuzzing every route", () => {
       ["/api/jobs/order-write", order({ quantity: 0 })],
       ["/api/jobs/order-write", order({ quantity: -3 })],
       ["/api/jobs/order-write", order({ quantity: 1e12 })],
-      ["/api/jobs/order-write", order({ quantity: 5 })],
+      ["/api/jobs/order-write", order({ createdAt: 1e300 })],
       ["/api/jobs/order-write", order({ saleId: unknownSale, orderId: newOrderId(unknownSale) })],
       ["/api/jobs/order-write", order({ createdAt: undefined })],
       [
@@ -155,10 +157,7 @@ describe("fuzzing every route", () => {
     ];
     for (const [path, body] of cases) {
       const res = await deliverJob(app, path, body);
-      // 400 for a malformed order; 409 CONFLICT when only the database's constraints can tell (a quantity
-      // over the per-user limit): either way a client error that writes nothing
-      const expected = (body as { quantity?: number } | null)?.quantity === 5 ? 409 : 400;
-      expect([path, JSON.stringify(body), res.status]).toEqual([path, JSON.stringify(body), expected]);
+      expect([path, JSON.stringify(body), res.status]).toEqual([path, JSON.stringify(body), 400]);
     }
   });
 
