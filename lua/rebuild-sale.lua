@@ -8,14 +8,17 @@
   - queued orders (KEYS[5]) with no entry in the new ledger: reservations whose order write has not
     reached Postgres (never published, in flight, or made while this rebuild read Postgres). They stay
     queued, in the outbox, and are counted (stock, holding, reservation entry) in the new state;
-  - every ledger entry other than a reservation ("x:" restores, "a:" adjustments). A restore of an
-    order the new ledger counts as live happened after Postgres was read (the order was cancelled or
-    expired since): its units are given back here, not counted again.
+  - the restore entries ("x:<orderId>"): a later order write must not count a final order again. A
+    restore of an order the new ledger counts as live happened after Postgres was read (the order was
+    cancelled or expired since): its units are given back here, not counted again.
+  Adjustment entries ("a:") are not kept: the stock comes from Postgres, which counts exactly the
+  adjustments it recorded; one applied only in the old state is gone with it, and a retry of its id
+  must apply it afresh (src/sale/stock-adjustment.ts), which a kept entry would refuse forever.
 
   KEYS[1]  meta      hash (replaced; must include "epoch")
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  ledger    hash: "r:<orderId>" for every live order, plus the kept non-reservation entries
+  KEYS[4]  ledger    hash: "r:<orderId>" for every live order, plus the kept "x:" restore entries
   KEYS[5]  orders    hash: queued documents (kept when Postgres has not counted the order)
   KEYS[6]  outbox    zset (kept for the kept queued documents)
 
@@ -43,10 +46,11 @@ local oldLedger = redis.call("HGETALL", KEYS[4])
 local oldReservations = {}
 for i = 1, #oldLedger, 2 do
   local field, entry = oldLedger[i], oldLedger[i + 1]
-  if string.sub(field, 1, 2) == "r:" then
+  local prefix = string.sub(field, 1, 2)
+  if prefix == "r:" then
     oldReservations[field] = entry
-  else
-    if string.sub(field, 1, 2) == "x:" and ledger["r:" .. string.sub(field, 3)] then
+  elseif prefix == "x:" then
+    if ledger["r:" .. string.sub(field, 3)] then
       local restored = cjson.decode(entry)
       remaining = remaining + tonumber(restored.quantity)
       hold(restored.userId, -tonumber(restored.quantity))
