@@ -230,3 +230,24 @@ describe("Redis lost (restarted empty): what recovery rebuilds, and how often it
     expect([view.status, view.body.status]).toEqual([200, "live"]);
   });
 });
+
+describe("review: what rebuilt and kept ledger entries answer and leave behind", () => {
+  it("a re-run of an order id after a rebuild is answered as a replay (whole reply, not cut at a missing field)", async () => {
+    const sale = await app.api.createSale({ stock: 4, perUserLimit: 2, paymentWindowSeconds: 600 });
+    const res = await app.api.buy(sale.productToken, "rerun", 1);
+    expect(res.status).toBe(202);
+    await app.drain();
+    const orderId = String(res.body.orderId);
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/rebuild`)).status).toBe(200);
+    // the entry is now the rebuild's (from Postgres); the same attempt is run again (an unknown outcome)
+    const reply = await reserve(app.redis, sale.saleId, {
+      orderId,
+      userId: "rerun",
+      quantity: 1,
+      now: Date.now(),
+    });
+    expect(reply.length).toBe(8);
+    expect([Number(reply[0]), reply[1], Number(reply[6])]).toEqual([1, orderId, 1]);
+    expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe("3");
+  });
+});
