@@ -26,6 +26,9 @@
   ARGV[2]  remaining by Postgres: stock - units in live orders
   ARGV[3]  holdings by Postgres, JSON object userId -> units
   ARGV[4]  reservation entries by Postgres, JSON object "r:<orderId>" -> JSON string
+  ARGV[5]  orders Postgres holds as final (expired/cancelled) and this rebuild settled, JSON array of
+           ids (optional): a queued document of one of them (its acknowledgement was lost) is dropped,
+           never kept and counted, since nothing would give its units back if the follow-up never ran
 
   Returns {1, orderId, document, ...} REBUILT (each queued order kept, with its document), or
   {2, currentEpoch} STALE (a newer rebuild is already in place; nothing changed).
@@ -59,11 +62,16 @@ for i = 1, #oldLedger, 2 do
   end
 end
 
+local settled = {}
+for _, orderId in ipairs(cjson.decode(ARGV[5] or "[]")) do
+  settled[orderId] = true
+end
+
 local kept = {}
 local docs = redis.call("HGETALL", KEYS[5])
 for i = 1, #docs, 2 do
   local orderId, doc = docs[i], docs[i + 1]
-  if not ledger["r:" .. orderId] and not ledger["x:" .. orderId] then
+  if not ledger["r:" .. orderId] and not ledger["x:" .. orderId] and not settled[orderId] then
     local order = cjson.decode(doc)
     remaining = remaining - tonumber(order.quantity)
     hold(order.userId, tonumber(order.quantity))
