@@ -8,14 +8,17 @@
   - queued orders (KEYS[5]) with no entry in the new ledger: reservations whose order write has not
     reached Postgres (never published, in flight, or made while this rebuild read Postgres). They stay
     queued, in the outbox, and are counted (stock, holding, reservation entry) in the new state;
-  - every ledger entry other than a reservation ("x:" restores, "a:" adjustments). A restore of an
-    order the new ledger counts as live happened after Postgres was read (the order was cancelled or
-    expired since): its units are given back here, not counted again.
+  - the restore entries ("x:<orderId>"): a later order write must not count a final order again. A
+    restore of an order the new ledger counts as live happened after Postgres was read (the order was
+    cancelled or expired since): its units are given back here, not counted again.
+  Adjustment entries ("a:") are not kept: the stock comes from Postgres, which counts exactly the
+  adjustments it recorded; one applied only in the old state is gone with it, and a retry of its id
+  must apply it afresh (src/sale/stock-adjustment.ts), which a kept entry would refuse forever.
 
   KEYS[1]  meta      hash (replaced; must include "epoch")
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  ledger    hash: "r:<orderId>" for every live order, plus the kept non-reservation entries
+  KEYS[4]  ledger    hash: "r:<orderId>" for every live order, plus the kept "x:" restore entries
   KEYS[5]  orders    hash: queued documents (kept when Postgres has not counted the order)
   KEYS[6]  outbox    zset (kept for the kept queued documents)
 
@@ -23,6 +26,9 @@
   ARGV[2]  remaining by Postgres: stock - units in live orders
   ARGV[3]  holdings by Postgres, JSON object userId -> units
   ARGV[4]  reservation entries by Postgres, JSON object "r:<orderId>" -> JSON string
+  ARGV[5]  orders Postgres holds as final (expired/cancelled) and this rebuild settled, JSON array of
+           ids (optional): a queued document of one of them (its acknowledgement was lost) is dropped,
+           never kept and counted, since nothing would give its units back if the follow-up never ran
 
   Returns {1, orderId, document, ...} REBUILT (each queued order kept, with its document), or
   {2, currentEpoch} STALE (a newer rebuild is already in place; nothing changed).
@@ -43,10 +49,11 @@ local oldLedger = redis.call("HGETALL", KEYS[4])
 local oldReservations = {}
 for i = 1, #oldLedger, 2 do
   local field, entry = oldLedger[i], oldLedger[i + 1]
-  if string.sub(field, 1, 2) == "r:" then
+  local prefix = string.sub(field, 1, 2)
+  if prefix == "r:" then
     oldReservations[field] = entry
-  else
-    if string.sub(field, 1, 2) == "x:" and ledger["r:" .. string.sub(field, 3)] then
+  elseif prefix == "x:" then
+    if ledger["r:" .. string.sub(field, 3)] then
       local restored = cjson.decode(entry)
       remaining = remaining + tonumber(restored.quantity)
       hold(restored.userId, -tonumber(restored.quantity))
@@ -55,11 +62,16 @@ for i = 1, #oldLedger, 2 do
   end
 end
 
+local settled = {}
+for _, orderId in ipairs(cjson.decode(ARGV[5] or "[]")) do
+  settled[orderId] = true
+end
+
 local kept = {}
 local docs = redis.call("HGETALL", KEYS[5])
 for i = 1, #docs, 2 do
   local orderId, doc = docs[i], docs[i + 1]
-  if not ledger["r:" .. orderId] and not ledger["x:" .. orderId] then
+  if not ledger["r:" .. orderId] and not ledger["x:" .. orderId] and not settled[orderId] then
     local order = cjson.decode(doc)
     remaining = remaining - tonumber(order.quantity)
     hold(order.userId, tonumber(order.quantity))

@@ -40,8 +40,9 @@
     {1, orderId, quantity, expiresAtMs, remaining, epoch}        RESERVED now
     {1, orderId, quantity, expiresAtMs, remaining, epoch, 1, pending}
                                                      RESERVED earlier (a replay; `remaining` is the
-                                                     first answer's); pending 1 while the order is
-                                                     still in the outbox (not yet written), else 0
+                                                     first answer's, 0 when a rebuild wrote the entry);
+                                                     pending 1 while the order is still in the outbox
+                                                     (not yet written), else 0
     {2}                                              NOT_INITIALISED
     {3, retryAfterMs}                                RATE_LIMITED
     {4} NOT_STARTED   {5} ENDED   {6} PAUSED
@@ -80,7 +81,8 @@ end
 local previous = redis.call("HGET", KEYS[4], "r:" .. orderId)
 if previous then
   local entry = cjson.decode(previous)
-  return replayed({1, orderId, entry.quantity, entry.expiresAt, entry.after, entry.epoch})
+  -- entries a rebuild wrote (rebuild-sale.lua) have no "after": a nil would cut the reply short here
+  return replayed({1, orderId, entry.quantity, entry.expiresAt, entry.after or 0, entry.epoch or 1})
 end
 
 local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs", "epoch",

@@ -59,16 +59,18 @@ export async function rebuildSale(
   quietSeconds: number,
 ): Promise<RebuildReport | null> {
   const sql = deps.db.neon;
-  const [sales, , live] = await withDb(() =>
+  const [sales, settled, live] = await withDb(() =>
     sql.transaction([
       sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
       sql`with settled as (
             update orders set restored_at = now()
             where sale_id = ${saleId} and status in ('expired', 'cancelled') and restored_at is null
             returning id, sale_id
+          ), ev as (
+            insert into order_events (order_id, sale_id, type, detail)
+            select id, sale_id, 'restored', '{"by":"rebuild"}'::jsonb from settled on conflict do nothing
           )
-          insert into order_events (order_id, sale_id, type, detail)
-          select id, sale_id, 'restored', '{"by":"rebuild"}'::jsonb from settled on conflict do nothing`,
+          select id from settled`,
       sql`update orders set epoch = (select epoch from sales where id = ${saleId})
           where sale_id = ${saleId} and status in ('awaiting_payment', 'paid')
           returning id, user_id, quantity, created_at, expires_at`,
@@ -120,7 +122,13 @@ export async function rebuildSale(
       deps.redis,
       "rebuildSale",
       [keys.meta, keys.stock, keys.holdings, keys.ledger, keys.orders, keys.outbox],
-      [JSON.stringify(meta), stock - liveUnits, JSON.stringify(holdings), JSON.stringify(ledger)],
+      [
+        JSON.stringify(meta),
+        stock - liveUnits,
+        JSON.stringify(holdings),
+        JSON.stringify(ledger),
+        JSON.stringify((settled as { id: string }[]).map((r) => r.id)),
+      ],
     ),
   );
   const kept: QueuedOrder[] = [];

@@ -230,3 +230,71 @@ describe("Redis lost (restarted empty): what recovery rebuilds, and how often it
     expect([view.status, view.body.status]).toEqual([200, "live"]);
   });
 });
+
+describe("review: what rebuilt and kept ledger entries answer and leave behind", () => {
+  it("a re-run of an order id after a rebuild is answered as a replay (whole reply, not cut at a missing field)", async () => {
+    const sale = await app.api.createSale({ stock: 4, perUserLimit: 2, paymentWindowSeconds: 600 });
+    const res = await app.api.buy(sale.productToken, "rerun", 1);
+    expect(res.status).toBe(202);
+    await app.drain();
+    const orderId = String(res.body.orderId);
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/rebuild`)).status).toBe(200);
+    // the entry is now the rebuild's (from Postgres); the same attempt is run again (an unknown outcome)
+    const reply = await reserve(app.redis, sale.saleId, {
+      orderId,
+      userId: "rerun",
+      quantity: 1,
+      now: Date.now(),
+    });
+    expect(reply.length).toBe(8);
+    expect([Number(reply[0]), reply[1], Number(reply[6])]).toEqual([1, orderId, 1]);
+    expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe("3");
+  });
+});
+
+describe("review: a rebuild that dies between its script and its follow-up", () => {
+  it("does not count an order Postgres already settled as final, even when its queued document outlived it", async () => {
+    const stock = 4;
+    const sale = await app.api.createSale({ stock, perUserLimit: 2, paymentWindowSeconds: 600 });
+    const keys = saleKeys(sale.saleId);
+    const res = await app.api.buy(sale.productToken, "settled", 2);
+    expect(res.status).toBe(202);
+    const orderId = String(res.body.orderId);
+    const doc = await until(
+      () => app.redis.hget(keys.orders, orderId),
+      (d) => d !== null,
+    );
+    await app.drain();
+    // the order is cancelled in Postgres, its restore into Redis failed, and its queued document
+    // is still there (its acknowledgement was lost): the rebuild's transaction settles it
+    await app.redis.hset(keys.orders, orderId, String(doc));
+    await app.redis.zadd(keys.outbox, Date.now(), orderId);
+    await app.db.query("update orders set status = 'cancelled', cancelled_at = now() where id = $1", [
+      orderId,
+    ]);
+    await app.db.query("update holdings set units = units - 2 where sale_id = $1 and user_id = 'settled'", [
+      sale.saleId,
+    ]);
+    const meta = await app.redis.hgetall(keys.meta);
+    // the script with what the rebuild read (no live order, the cancelled one settled by it) ...
+    await app.redis.eval(
+      lua("rebuild-sale"),
+      6,
+      keys.meta,
+      keys.stock,
+      keys.holdings,
+      keys.ledger,
+      keys.orders,
+      keys.outbox,
+      JSON.stringify({ ...meta, epoch: String(Number(meta.epoch) + 1) }),
+      String(stock),
+      JSON.stringify({}),
+      JSON.stringify({}),
+      JSON.stringify([orderId]),
+    );
+    // ... and no follow-up (the isolate died): the units must not stay counted for a final order
+    expect(await app.redis.get(keys.stock)).toBe(String(stock));
+    expect(await app.redis.hget(keys.holdings, "settled")).toBeNull();
+    expect(await app.redis.hexists(keys.orders, orderId)).toBe(0);
+  });
+});
