@@ -54,8 +54,14 @@ export async function recoverLostSales(
   if (locked !== "OK") return [];
   try {
     const reports: RebuildReport[] = [];
+    let failure: unknown = null;
     for (const id of lost) {
-      const report = await rebuildSale(deps, id, deps.config.RECOVERY_QUIET_SECONDS);
+      // one sale whose rebuild fails must not hold back the others; the first failure is rethrown
+      const report = await rebuildSale(deps, id, deps.config.RECOVERY_QUIET_SECONDS).catch((error) => {
+        failure ??= error;
+        console.error(`recovery of sale ${id} failed; the others go on`, error);
+        return null;
+      });
       if (report) {
         console.warn(
           `recovered sale ${id} from Postgres: epoch ${report.epoch}, remaining ${report.remaining}`,
@@ -63,6 +69,7 @@ export async function recoverLostSales(
         reports.push(report);
       }
     }
+    if (failure !== null) throw failure;
     return reports;
   } finally {
     if ((await deps.redis.get(LOCK_KEY).catch(() => null)) === token)
