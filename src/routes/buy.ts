@@ -38,7 +38,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
       })
     : null;
   if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
-  const now = await storeNow(redis, defer);
+  const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
   if (idempotencyKey === null && soldOutCache.has(saleId, now)) throw soldOut();
 
   const outcome = await reserveStock(
