@@ -1,5 +1,6 @@
 import type { Scenario } from "../scenario";
 import { clockSkew } from "./clock-skew";
+import { coldBurst } from "./cold-burst";
 import { crashBeforePublish } from "./crash-before-publish";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { deliveriesFailing, postgresRestart } from "./postgres-outage";
@@ -17,4 +18,5 @@ export const scenarios: Scenario[] = [
   clockSkew,
   tokenEnumeration,
   redisLoss,
+  coldBurst,
 ];
