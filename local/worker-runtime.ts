@@ -90,8 +90,6 @@ export async function startWorker(options: {
   assets?: boolean;
   /** Receives workerd's stdout and stderr (console output, runtime warnings) instead of this process. */
   onOutput?: (text: string) => void;
-  /** Compatibility flags added to the deployed ones (tests that switch a runtime behaviour). */
-  compatibilityFlags?: string[];
 }): Promise<WorkerRuntime> {
   const port = await portOrFree(options.port);
   const url = `http://${LOOPBACK}:${port}`;
@@ -102,7 +100,7 @@ export async function startWorker(options: {
     modulesRoot: outdir,
     modules: bundleModules(outdir),
     compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: [...COMPATIBILITY_FLAGS, ...(options.compatibilityFlags ?? [])],
+    compatibilityFlags: COMPATIBILITY_FLAGS,
     bindings: { ...vars, PUBLIC_URL: url },
     ...(options.onOutput ? { handleRuntimeStdio: forward(options.onOutput) } : {}),
     ...(options.assets
