@@ -1,5 +1,6 @@
 /** Per-attempt figures from a measured interval, and the result record the report and chart read. */
 
+import type { ColdBurstResult } from "./cold-burst";
 import type { Costs } from "./meter";
 import type { HotRowResult } from "./pg-hot-row";
 import type { LoadResult, PhaseSummary } from "./protocol";
@@ -114,6 +115,8 @@ export type BenchResult = {
   ratios: Record<string, number | null>;
   goals: Goal[];
   checks: Check[];
+  /** 50 simultaneous buys into a cold catalog (bench/cold-burst.ts), before the warm-up. */
+  coldBurst?: ColdBurstResult;
 };
 
 export function withoutOrderIds(result: LoadResult): Omit<LoadResult, "orderIds"> {

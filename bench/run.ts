@@ -18,6 +18,7 @@ import { operator } from "./admin";
 import { renderChart } from "./chart";
 import { type Check, checkInvariant } from "./checks";
 import { runHotRow, startNaive } from "./children";
+import { coldBurst } from "./cold-burst";
 import { type BenchEnvironment, startEnvironment } from "./environment";
 import { LoadClient } from "./load-client";
 import {
@@ -103,6 +104,14 @@ async function benchmark(env: BenchEnvironment, load: LoadClient, meter: Meter):
   });
   const listRun = (label: string, target: Target, items: ListPlan["items"]) =>
     load.run({ kind: "list", label, target, items, ...base }, { quiet: true });
+
+  let cold: Awaited<ReturnType<typeof coldBurst>> | null = null;
+  if (!skip.has("coldburst")) {
+    cold = await coldBurst(env.workerUrl, op, { jwtSecret: env.jwtSecret, tag: run });
+    log(
+      `cold burst: 50 simultaneous buys on a new sale: ${JSON.stringify(cold.result.byStatus)}, ${cold.result.serverErrors} 5xx`,
+    );
+  }
 
   log("warming up the isolate (health, Bloom misses, one refused attempt per sale) …");
   await load.run(
@@ -297,6 +306,7 @@ async function benchmark(env: BenchEnvironment, load: LoadClient, meter: Meter):
     project,
     naive,
   });
+  if (cold) checks.push(cold.check);
 
   const orders = project.reservedOrders;
   const perOrder = (v: number | null | undefined) =>
@@ -329,6 +339,7 @@ async function benchmark(env: BenchEnvironment, load: LoadClient, meter: Meter):
     ratios: {},
     goals: [],
     checks,
+    ...(cold ? { coldBurst: cold.result } : {}),
   });
 }
 

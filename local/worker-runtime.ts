@@ -11,6 +11,7 @@
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
 import { LOOPBACK, portOrFree } from "./ports";
@@ -61,6 +62,12 @@ function bundleModules(outdir: string) {
   ];
 }
 
+function forward(onOutput: (text: string) => void) {
+  return (stdout: Readable, stderr: Readable) => {
+    for (const stream of [stdout, stderr]) stream.on("data", (chunk: Buffer) => onOutput(chunk.toString()));
+  };
+}
+
 export type WorkerRuntime = {
   url: string;
   port: number;
@@ -81,6 +88,8 @@ export async function startWorker(options: {
   outdir?: string;
   /** Serve `public/` in front of the worker, routed as wrangler.toml says (`run_worker_first`). */
   assets?: boolean;
+  /** Receives workerd's stdout and stderr (console output, runtime warnings) instead of this process. */
+  onOutput?: (text: string) => void;
 }): Promise<WorkerRuntime> {
   const port = await portOrFree(options.port);
   const url = `http://${LOOPBACK}:${port}`;
@@ -93,6 +102,7 @@ export async function startWorker(options: {
     compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: COMPATIBILITY_FLAGS,
     bindings: { ...vars, PUBLIC_URL: url },
+    ...(options.onOutput ? { handleRuntimeStdio: forward(options.onOutput) } : {}),
     ...(options.assets
       ? {
           assets: {

@@ -21,6 +21,7 @@ export type Env = {
   RATE_LIMIT_WINDOW_SECONDS?: string;
   SOLD_OUT_CACHE_MS?: string;
   CATALOG_REFRESH_MS?: string;
+  STORE_CLOCK_REFRESH_MS?: string;
   OUTBOX_GRACE_SECONDS?: string;
   RECOVERY_QUIET_SECONDS?: string;
   LEDGER_TRIM_AFTER_SECONDS?: string;
@@ -54,6 +55,7 @@ const configSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(1),
   SOLD_OUT_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   CATALOG_REFRESH_MS: positiveInt(5000),
+  STORE_CLOCK_REFRESH_MS: positiveInt(60_000),
   OUTBOX_GRACE_SECONDS: positiveInt(10),
   RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
   LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),

@@ -1,6 +1,7 @@
 import type { Scenario } from "../scenario";
 import { adminAdjustRetries } from "./admin-adjust-retries";
 import { clockSkew } from "./clock-skew";
+import { coldBurst } from "./cold-burst";
 import { crashBeforePublish } from "./crash-before-publish";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { lateWritesAfterQuiet } from "./late-writes";
@@ -25,4 +26,5 @@ export const scenarios: Scenario[] = [
   adminAdjustRetries,
   lateWritesAfterQuiet,
   mixedWindows,
+  coldBurst,
 ];

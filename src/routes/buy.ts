@@ -41,7 +41,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
       })
     : null;
   if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
-  const now = await storeNow(redis, defer);
+  const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
   const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
   if (soldOutCache.has(saleId, now, keyed)) throw soldOut();
 

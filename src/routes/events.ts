@@ -85,7 +85,7 @@ export const saleEventRoutes = new Hono<AppEnv>().get("/:saleId/events", async (
       if (sale) feed.put(saleId, sale, d.now);
     }
     if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    return saleEvent(sale, await storeNow(d.redis, d.defer));
+    return saleEvent(sale, await storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS }));
   });
   return eventStream(c, d, leases, {
     event: "sale",
@@ -93,7 +93,9 @@ export const saleEventRoutes = new Hono<AppEnv>().get("/:saleId/events", async (
     async read() {
       await feed.refresh(Date.now(), (ids) => readSales(d.redis, ids));
       const sale = feed.get(saleId);
-      return sale ? saleEvent(sale, await storeNow(d.redis, d.defer)) : null;
+      return sale
+        ? saleEvent(sale, await storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS }))
+        : null;
     },
     data: (view) => JSON.stringify(view),
     key: saleEventKey,

@@ -24,8 +24,8 @@ async function cachedSales(redis: Parameters<typeof readAllSales>[0], now: numbe
  */
 export const saleRoutes = new Hono<AppEnv>()
   .get("/", async (c) => {
-    const { redis, defer } = deps(c);
-    const now = await storeNow(redis, defer);
+    const { config, redis, defer } = deps(c);
+    const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
     const sales = (await cachedSales(redis, now)).filter((s) => saleStatus(s, now) !== "ended");
     return c.json({
       sales: sales.map((s) => toSaleView(s, now, "shopper")),
@@ -33,8 +33,8 @@ export const saleRoutes = new Hono<AppEnv>()
     });
   })
   .get("/:saleId", async (c) => {
-    const { redis, defer } = deps(c);
-    const now = await storeNow(redis, defer);
+    const { config, redis, defer } = deps(c);
+    const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
     const sale = (await cachedSales(redis, now)).find((s) => s.saleId === c.req.param("saleId"));
     if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
     c.header("Cache-Control", "no-store");

@@ -21,7 +21,6 @@ type Resolved = { saleId: string | null; until: number };
 
 const NEGATIVE_TTL_MS = 5_000;
 let loaded: Loaded | null = null;
-let loading: Promise<Loaded> | null = null;
 const resolved = new Map<string, Resolved>();
 
 async function load(redis: Redis, now: number): Promise<Loaded> {
@@ -32,31 +31,45 @@ async function load(redis: Redis, now: number): Promise<Loaded> {
       .get<string>(catalogKeys.version)
       .exec<[string | null, string | null]>(),
   );
-  resolved.clear();
   if (version === null) throw new CatalogMissingError();
   return { filter: bloom ? parseTokenFilter(bloom) : null, version, checkedAt: now };
 }
 
-async function ensureLoaded(redis: Redis, now: number): Promise<Loaded> {
-  if (loaded) return loaded;
-  loading ??= load(redis, now).finally(() => {
-    loading = null;
-  });
-  loaded = await loading;
-  return loaded;
+/** Makes a finished load the isolate's catalog (the tokens it resolved belong to the old one). */
+function publish(next: Loaded): Loaded {
+  loaded = next;
+  resolved.clear();
+  return next;
 }
 
 /**
- * Checks, off the request's critical path, whether an operator changed the catalog since the isolate
- * loaded it (one GET every `refreshMs` per isolate) and reloads it if so.
+ * The isolate's catalog. A cold isolate's concurrent first requests each load it themselves (no request
+ * waits on another request's I/O: workerd cancels such requests) and the first finished load is kept.
+ */
+async function ensureLoaded(redis: Redis, now: number): Promise<Loaded> {
+  if (loaded) return loaded;
+  const fresh = await load(redis, now);
+  return loaded ?? publish(fresh);
+}
+
+/**
+ * Checks, off the request's critical path (in its own `waitUntil`), whether an operator changed the
+ * catalog since the isolate loaded it (one GET every `refreshMs` per isolate) and publishes the reloaded
+ * catalog once it is loaded. The first request to notice claims the check; the others go on with the
+ * catalog they have.
  */
 async function refreshIfStale(redis: Redis, now: number, refreshMs: number): Promise<void> {
-  if (!loaded || now - loaded.checkedAt < refreshMs) return;
-  loaded.checkedAt = now;
+  const current = loaded;
+  if (!current || now - current.checkedAt < refreshMs) return;
+  current.checkedAt = now;
   const version = await redis.get<string>(catalogKeys.version).catch(() => undefined);
-  if (version === null) loaded = null;
-  else if (version !== undefined && version !== loaded.version)
-    loaded = await load(redis, now).catch(() => loaded);
+  if (loaded !== current || version === undefined || version === current.version) return;
+  if (version === null) {
+    loaded = null;
+    return;
+  }
+  const next = await load(redis, now).catch(() => null);
+  if (next && loaded === current) publish(next);
 }
 
 /**

@@ -1,9 +1,8 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 
-const REFRESH_MS = 60_000;
+const DEFAULT_REFRESH_MS = 60_000;
 type Offset = { ms: number; measuredAt: number };
 let offset: Offset | null = null;
-let measuring: Promise<Offset | null> | null = null;
 
 /**
  * Measures how far the store's clock (Redis TIME) is from this isolate's, halving the round trip.
@@ -21,27 +20,34 @@ async function measure(redis: Redis, localNow: () => number): Promise<Offset | n
 /**
  * "Now" by the store's clock, the one clock every isolate shares: the sale window is decided by it, so
  * a worker whose clock runs fast or slow cannot open or close a sale early. Lua scripts stay free of
- * clock reads: this value is what they get in ARGV. The offset is measured once per isolate (one TIME
- * call, awaited on the isolate's first buy) and refreshed every minute in the background.
+ * clock reads: this value is what they get in ARGV.
+ *
+ * No request waits on another request's I/O (workerd cancels such requests): until the isolate has an
+ * offset, each request measures for itself (one TIME call) and the first finished measurement is kept;
+ * once `refreshMs` old, the first request to notice refreshes it in its own `waitUntil` (`defer`) and
+ * publishes the finished value, while the others go on with the offset they have.
  */
 export async function storeNow(
   redis: Redis,
   defer: (p: Promise<unknown>) => void,
-  localNow: () => number = Date.now,
+  opts: { refreshMs?: number; localNow?: () => number } = {},
 ): Promise<number> {
+  const localNow = opts.localNow ?? Date.now;
   const now = localNow();
   if (!offset) {
-    measuring ??= measure(redis, localNow).finally(() => {
-      measuring = null;
-    });
-    offset = (await measuring) ?? offset;
-  } else if (now - offset.measuredAt > REFRESH_MS && !measuring) {
-    measuring = measure(redis, localNow).finally(() => {
-      measuring = null;
-    });
-    defer(measuring.then((next) => (offset = next ?? offset)));
+    const measured = await measure(redis, localNow);
+    offset ??= measured;
+    return Math.round(now + (offset?.ms ?? 0));
   }
-  return Math.round(now + (offset?.ms ?? 0));
+  if (now - offset.measuredAt > (opts.refreshMs ?? DEFAULT_REFRESH_MS)) {
+    offset = { ...offset, measuredAt: now };
+    defer(
+      measure(redis, localNow).then((next) => {
+        if (next) offset = next;
+      }),
+    );
+  }
+  return Math.round(now + offset.ms);
 }
 
 /** Forgets the measured offset (tests). */

@@ -25,11 +25,7 @@ describe("storeNow", () => {
       forgetStoreClock();
       const clock = { now: 1_800_000_000_000 };
       const { redis } = fakeRedis(clock, skew, 20);
-      const now = await storeNow(
-        redis,
-        () => {},
-        () => clock.now,
-      );
+      const now = await storeNow(redis, () => {}, { localNow: () => clock.now });
       expect(Math.abs(now - (clock.now + skew))).toBeLessThanOrEqual(20);
     }
   });
@@ -39,24 +35,31 @@ describe("storeNow", () => {
     const { redis, calls } = fakeRedis(clock, 3_000, 10);
     const deferred: Promise<unknown>[] = [];
     const defer = (p: Promise<unknown>) => deferred.push(p);
-    await storeNow(redis, defer, () => clock.now);
+    await storeNow(redis, defer, { localNow: () => clock.now });
     clock.now += 30_000;
-    await storeNow(redis, defer, () => clock.now);
+    await storeNow(redis, defer, { localNow: () => clock.now });
     expect(calls()).toBe(1);
     clock.now += 31_000;
-    await storeNow(redis, defer, () => clock.now);
+    await storeNow(redis, defer, { localNow: () => clock.now });
     await Promise.all(deferred);
     expect(calls()).toBe(2);
   });
 
+  it("refreshes after the configured interval, once, in the deferring request's background", async () => {
+    const clock = { now: 1_800_000_000_000 };
+    const { redis, calls } = fakeRedis(clock, 3_000, 10);
+    const deferred: Promise<unknown>[] = [];
+    const opts = { localNow: () => clock.now, refreshMs: 200 };
+    await storeNow(redis, (p) => deferred.push(p), opts);
+    clock.now += 201;
+    await storeNow(redis, (p) => deferred.push(p), opts);
+    await storeNow(redis, (p) => deferred.push(p), opts);
+    await Promise.all(deferred);
+    expect([calls(), deferred.length]).toEqual([2, 1]);
+  });
+
   it("falls back to the local clock when the store cannot be asked", async () => {
     const redis = { time: async () => Promise.reject(new Error("down")) } as unknown as Redis;
-    expect(
-      await storeNow(
-        redis,
-        () => {},
-        () => 42_000,
-      ),
-    ).toBe(42_000);
+    expect(await storeNow(redis, () => {}, { localNow: () => 42_000 })).toBe(42_000);
   });
 });
