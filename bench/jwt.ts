@@ -13,7 +13,7 @@ export function shopperToken(secret: string, sub: string, ttlSeconds = 3_600): s
   return `${header}.${payload}.${signature}`;
 }
 
-/** The `sub` of a token signed with `secret`, or null (bad signature, malformed, expired). */
+/** The `sub` of a token signed with `secret`, or null (bad signature, malformed, no `exp`, expired). */
 export function verifyShopperToken(secret: string, token: string): string | null {
   const [h, p, s] = token.split(".");
   if (!h || !p || !s || h !== header) return null;
@@ -25,7 +25,7 @@ export function verifyShopperToken(secret: string, token: string): string | null
       sub?: unknown;
       exp?: unknown;
     };
-    if (typeof claims.exp === "number" && claims.exp * 1000 < Date.now()) return null;
+    if (typeof claims.exp !== "number" || claims.exp * 1000 <= Date.now()) return null;
     return typeof claims.sub === "string" ? claims.sub : null;
   } catch {
     return null;

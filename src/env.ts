@@ -4,6 +4,8 @@ import { z } from "zod";
 export type Env = {
   ASSETS?: Fetcher;
   JWT_SECRET: string;
+  JWT_ISSUER?: string;
+  JWT_AUDIENCE?: string;
   ADMIN_TOKEN: string;
   PRODUCT_TOKEN_SECRET: string;
   UPSTASH_REDIS_REST_URL: string;
@@ -31,10 +33,16 @@ export type Env = {
 };
 
 const secret = z.string().min(8);
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => v?.trim() || undefined);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const configSchema = z.object({
   JWT_SECRET: secret,
+  JWT_ISSUER: optionalText,
+  JWT_AUDIENCE: optionalText,
   ADMIN_TOKEN: secret,
   PRODUCT_TOKEN_SECRET: secret,
   UPSTASH_REDIS_REST_URL: z.url(),

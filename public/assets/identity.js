@@ -44,15 +44,28 @@ export function signOut() {
   localStorage.removeItem(STORAGE_KEY);
 }
 
-/** Stores a pasted token. Returns the shopper, or `{ error }` when it is not a usable JWT. */
-export function useToken(raw) {
+/** The shopper a token names `{ userId, token, expiresAt }`, or `{ error }` when it is not a usable JWT. */
+function readToken(raw) {
   const token = raw.trim().replace(/^Bearer\s+/i, "");
   const claims = /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token) ? decodeClaims(token) : null;
   if (!claims) return { error: "That is not a sign-in token (a JWT has three parts separated by dots)." };
   if (typeof claims.sub !== "string" || !claims.sub) return { error: "That token names no shopper (sub)." };
-  const expiresAt = typeof claims.exp === "number" ? new Date(claims.exp * 1000).toISOString() : null;
-  if (expiresAt && Date.parse(expiresAt) <= Date.now()) return { error: "That token has expired." };
-  return save({ userId: claims.sub, token, expiresAt });
+  if (typeof claims.exp !== "number")
+    return { error: "That token has no expiry; ask the shop for a new one." };
+  const expiresAt = new Date(claims.exp * 1000).toISOString();
+  if (Date.parse(expiresAt) <= Date.now()) return { error: "That token has expired." };
+  return { userId: claims.sub, token, expiresAt };
+}
+
+/** Stores a pasted token. Returns the shopper, or `{ error }` when it is not a usable JWT. */
+export function useToken(raw) {
+  const shopper = readToken(raw);
+  return shopper.error ? shopper : save(shopper);
+}
+
+/** Signs in as a shopper read from a handed-over token, once the visitor agreed (see takeTokenFromUrl). */
+export function adoptShopper(shopper) {
+  return save(shopper);
 }
 
 /** True when this deployment offers `POST /api/dev/login` (the local stack): `GET /api/dev/login` says so. */
@@ -69,10 +82,19 @@ export async function signInAs(userId) {
   return { error: r.error.message || "Could not sign in." };
 }
 
-/** Takes a token handed over as `#token=<JWT>` (the fragment never reaches a server) and cleans the URL. */
+/**
+ * Takes a token handed over as `#token=<JWT>` (the fragment never reaches a server) and cleans the URL.
+ * Anyone can craft such a link: when it names another shopper than the one signed in, nothing is
+ * stored and `{ switchTo, current }` comes back, so the page asks first (a victim following an
+ * attacker's link would otherwise buy and pay as the attacker). The same shopper's token is taken as is.
+ */
 export function takeTokenFromUrl() {
   const match = /(?:^#|&)token=([\w.-]+)/.exec(location.hash);
   if (!match) return null;
   history.replaceState(null, "", location.pathname + location.search);
-  return useToken(match[1]);
+  const handed = readToken(match[1]);
+  if (handed.error) return handed;
+  const current = currentShopper();
+  if (current && current.userId !== handed.userId) return { switchTo: handed, current };
+  return save(handed);
 }

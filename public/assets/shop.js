@@ -1,6 +1,7 @@
 import { mountAccount } from "./account.js";
 import { byId } from "./dom.js";
-import { currentShopper, takeTokenFromUrl } from "./identity.js";
+import { adoptShopper, currentShopper, takeTokenFromUrl } from "./identity.js";
+import { confirmSwitch } from "./identity-switch.js";
 import { mountSaleList } from "./sale-list.js";
 import { mountSaleView } from "./sale-view.js";
 
@@ -53,4 +54,12 @@ document.addEventListener("click", (event) => {
 window.addEventListener("popstate", route);
 
 if (handedOver?.error) console.warn(handedOver.error);
+if (handedOver?.switchTo) {
+  confirmSwitch(handedOver.current, handedOver.switchTo).then((switching) => {
+    if (!switching) return;
+    const shopper = adoptShopper(handedOver.switchTo);
+    account.render();
+    saleView.setShopper(shopper);
+  });
+}
 route();

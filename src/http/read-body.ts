@@ -1,12 +1,24 @@
-import { ApiError } from "../errors";
+import { ApiError, type ErrorCode } from "../errors";
 
 /**
  * Reads a request body of at most `maxBytes` bytes as text, without buffering more than that: a larger
- * body (by Content-Length or as it streams) is 400 INVALID_REQUEST (the contract's limit for buy bodies).
+ * body is refused by its Content-Length before a byte is read, and a body without one (chunked) or
+ * longer than it says is cut off as it streams, once past the cap. Refused with `tooLargeCode`: 400
+ * INVALID_REQUEST by default (the contract's answer for an oversize buy body), 413 PAYLOAD_TOO_LARGE
+ * for job deliveries.
+ *
+ * @example
+ * const text = await readBoundedBody(c.req.raw, 1024);
+ * const job = await readBoundedBody(c.req.raw, 64 * 1024, "PAYLOAD_TOO_LARGE");
  */
-export async function readBoundedBody(req: Request, maxBytes: number): Promise<string> {
+export async function readBoundedBody(
+  req: Request,
+  maxBytes: number,
+  tooLargeCode: Extract<ErrorCode, "INVALID_REQUEST" | "PAYLOAD_TOO_LARGE"> = "INVALID_REQUEST",
+): Promise<string> {
+  const tooLarge = () => new ApiError(tooLargeCode, `The body must be at most ${maxBytes} bytes.`);
   const declared = Number(req.headers.get("Content-Length") ?? "0");
-  if (declared > maxBytes) throw tooLarge(maxBytes);
+  if (declared > maxBytes) throw tooLarge();
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -17,7 +29,7 @@ export async function readBoundedBody(req: Request, maxBytes: number): Promise<s
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
+      throw tooLarge();
     }
     chunks.push(value);
   }
@@ -32,10 +44,6 @@ export async function readBoundedBody(req: Request, maxBytes: number): Promise<s
   } catch {
     throw new ApiError("INVALID_REQUEST", "The body is not valid UTF-8.");
   }
-}
-
-function tooLarge(maxBytes: number): ApiError {
-  return new ApiError("INVALID_REQUEST", `The body must be at most ${maxBytes} bytes.`);
 }
 
 /**

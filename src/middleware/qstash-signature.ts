@@ -1,24 +1,28 @@
 import { Receiver } from "@upstash/qstash";
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
+import { readBoundedBody } from "../http/read-body";
 
 export type SignedJobVariables = { jobBody: string };
 
-const MAX_JOB_BODY_BYTES = 64 * 1024;
-
 /**
  * Verifies a QStash delivery (`Upstash-Signature`) with the current and the next signing key against
- * the exact URL it was sent to and the raw body. `Receiver.verify` throws on a bad signature: that is
- * 401 and the handler never runs. The verified raw body is left in `c.var.jobBody`.
+ * the exact URL it was sent to and the raw body. The signature covers the body, so the body has to be
+ * read first: at most `maxBodyBytes` of it (a larger one is 413 PAYLOAD_TOO_LARGE, refused by its
+ * Content-Length before it is read, or cut off while it streams). `Receiver.verify` throws on a bad
+ * signature: that is 401 and the handler never runs. The verified raw body is left in `c.var.jobBody`.
+ *
+ * @example
+ * app.post("/order-write", qstashSignature({ keys, maxBodyBytes: 64 * 1024 }), handler)
  */
 export function qstashSignature(options: {
   keys: (c: Parameters<MiddlewareHandler>[0]) => { current: string; next: string };
+  maxBodyBytes: number;
 }) {
   return async function qstashSignatureMiddleware(c, next) {
     const signature = c.req.header("Upstash-Signature");
     if (!signature) throw new ApiError("UNAUTHENTICATED", "Missing Upstash-Signature.");
-    const body = await c.req.text();
-    if (body.length > MAX_JOB_BODY_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE", "Job body too large.");
+    const body = await readBoundedBody(c.req.raw, options.maxBodyBytes, "PAYLOAD_TOO_LARGE");
     const { current, next: nextKey } = options.keys(c);
     const receiver = new Receiver({ currentSigningKey: current, nextSigningKey: nextKey });
     let valid = false;

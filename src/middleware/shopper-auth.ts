@@ -1,8 +1,12 @@
 import type { MiddlewareHandler } from "hono";
 import { verify } from "hono/jwt";
+import type { Config } from "../env";
 import { ApiError } from "../errors";
 
 export type ShopperVariables = { userId: string };
+
+/** What a shopper token is checked against: the secret, and the issuer and audience when set. */
+export type ShopperTokenSettings = Pick<Config, "JWT_SECRET" | "JWT_ISSUER" | "JWT_AUDIENCE">;
 
 const MAX_USER_ID_LENGTH = 128;
 const keys = new Map<string, Promise<CryptoKey>>();
@@ -25,20 +29,26 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 
 /**
  * Reads the shopper from `Authorization: Bearer <JWT>`: HS256 only (an `alg: none` or RS256 header is
- * refused), `exp`/`nbf` checked, `sub` required. Anything else is 401 UNAUTHENTICATED.
+ * refused), `exp` required and checked, `nbf` checked, `sub` required, and `iss` / `aud` equal to
+ * JWT_ISSUER / JWT_AUDIENCE when those are set. Anything else is 401 UNAUTHENTICATED.
  *
  * @example
- * app.get("/api/orders/:id", shopperAuth({ secret: () => config.JWT_SECRET }), handler)
+ * app.get("/api/orders/:id", shopperAuth({ settings: (c) => readConfig(c.env) }), handler)
  */
-export function shopperAuth(options: { secret: (c: Parameters<MiddlewareHandler>[0]) => string }) {
+export function shopperAuth(options: {
+  settings: (c: Parameters<MiddlewareHandler>[0]) => ShopperTokenSettings;
+}) {
   return async function shopperAuthMiddleware(c, next) {
-    c.set("userId", await authenticateShopper(c.req.header("Authorization"), options.secret(c)));
+    c.set("userId", await authenticateShopper(c.req.header("Authorization"), options.settings(c)));
     await next();
   } satisfies MiddlewareHandler<{ Variables: ShopperVariables }>;
 }
 
 /** The user id in a shopper token, or throws 401. */
-export async function authenticateShopper(header: string | undefined, secret: string): Promise<string> {
+export async function authenticateShopper(
+  header: string | undefined,
+  settings: ShopperTokenSettings,
+): Promise<string> {
   const token = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(header ?? "")?.[1];
   if (!token)
     throw new ApiError(
@@ -47,9 +57,16 @@ export async function authenticateShopper(header: string | undefined, secret: st
     );
   let payload: Record<string, unknown>;
   try {
-    payload = await verify(token, await hmacKey(secret), "HS256");
+    payload = await verify(token, await hmacKey(settings.JWT_SECRET), {
+      alg: "HS256",
+      ...(settings.JWT_ISSUER ? { iss: settings.JWT_ISSUER } : {}),
+      ...(settings.JWT_AUDIENCE ? { aud: settings.JWT_AUDIENCE } : {}),
+    });
   } catch {
     throw new ApiError("UNAUTHENTICATED", "The shopper token is invalid or expired.");
+  }
+  if (typeof payload.exp !== "number") {
+    throw new ApiError("UNAUTHENTICATED", "The shopper token has no expiry (exp).");
   }
   const sub = payload.sub;
   if (typeof sub !== "string" || sub.length === 0 || sub.length > MAX_USER_ID_LENGTH) {

@@ -27,7 +27,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   const { config, redis, defer } = d;
   const { quantity } = parseBuyBody(await readBoundedBody(c.req.raw, MAX_BUY_BODY_BYTES));
   const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
-  const userId = await authenticateShopper(c.req.header("Authorization"), config.JWT_SECRET);
+  const userId = await authenticateShopper(c.req.header("Authorization"), config);
 
   const token = c.req.param("productToken");
   const saleId = looksLikeProductToken(token)

@@ -19,6 +19,13 @@ export const devRoutes = new Hono<AppEnv>()
       throw new ApiError("INVALID_REQUEST", "userId must be 1 to 64 letters, digits, or . _ @ -");
     }
     const iat = Math.floor(now / 1000);
-    const token = await sign({ sub: userId, iat, exp: iat + 12 * 3600 }, config.JWT_SECRET, "HS256");
+    const claims = {
+      sub: userId,
+      iat,
+      exp: iat + 12 * 3600,
+      ...(config.JWT_ISSUER ? { iss: config.JWT_ISSUER } : {}),
+      ...(config.JWT_AUDIENCE ? { aud: config.JWT_AUDIENCE } : {}),
+    };
+    const token = await sign(claims, config.JWT_SECRET, "HS256");
     return c.json({ userId, token, expiresAt: new Date((iat + 12 * 3600) * 1000).toISOString() });
   });

@@ -11,7 +11,26 @@ import type { QueuedOrder } from "../orders/order-view";
 import { writeAndAck } from "../orders/order-write-job";
 import { MAX_QUANTITY } from "../sale/buy-request";
 
-const MAX_ORDERS_PER_JOB = 200;
+/** The most orders one job carries: publishers batch at most 50 (publish buffer, sweeper, reconciliation). */
+const MAX_ORDERS_PER_JOB = 50;
+/**
+ * The largest job body taken: 50 orders of at most about 1 KiB each (ids, numbers and a 128-character
+ * user id, 6 bytes a character where JSON escapes it). A larger body is 413 before it is read.
+ */
+const MAX_JOB_BODY_BYTES = 64 * 1024;
+/** A failure callback carries the job body in base64 (4/3 of it) and the answer QStash got. */
+const MAX_FAILURE_BODY_BYTES = 4 * MAX_JOB_BODY_BYTES;
+
+/** The QStash signature check for a route whose bodies are at most `maxBodyBytes`. */
+function signed(maxBodyBytes: number) {
+  return qstashSignature({
+    maxBodyBytes,
+    keys: (c) => {
+      const config = readConfig(c.env);
+      return { current: config.QSTASH_CURRENT_SIGNING_KEY, next: config.QSTASH_NEXT_SIGNING_KEY };
+    },
+  });
+}
 
 /** Milliseconds since the epoch a Date can hold. */
 const MAX_TIME = 8.64e15;
@@ -82,21 +101,13 @@ function parseJob(body: string): QueuedOrder[] {
  * that is down answers 503 with Retry-After, which QStash honours when it retries.
  */
 export const jobRoutes = new Hono<AppEnv>()
-  .use(
-    qstashSignature({
-      keys: (c) => {
-        const config = readConfig(c.env);
-        return { current: config.QSTASH_CURRENT_SIGNING_KEY, next: config.QSTASH_NEXT_SIGNING_KEY };
-      },
-    }),
-  )
-  .post("/order-write", async (c) => {
+  .post("/order-write", signed(MAX_JOB_BODY_BYTES), async (c) => {
     const orders = parseJob(c.get("jobBody"));
     const { inserted, unknownSale } = await writeAndAck(deps(c), orders);
     if (unknownSale.length === orders.length) throw noSale();
     return c.json({ orders: orders.length, inserted, unknownSale: unknownSale.length });
   })
-  .post("/payment-timeout", async (c) => {
+  .post("/payment-timeout", signed(MAX_JOB_BODY_BYTES), async (c) => {
     const orders = parseJob(c.get("jobBody"));
     const d = deps(c);
     const { expired, early, unknownSale } = await expireOrders(d, orders);
@@ -110,7 +121,7 @@ export const jobRoutes = new Hono<AppEnv>()
     }
     return c.json({ orders: orders.length, expired });
   })
-  .post("/failed", async (c) => {
+  .post("/failed", signed(MAX_FAILURE_BODY_BYTES), async (c) => {
     let parsed: unknown = null;
     try {
       parsed = JSON.parse(c.get("jobBody"));

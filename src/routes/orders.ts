@@ -31,7 +31,7 @@ function parsePaymentRef(text: string): string | null {
  * is queued (one HGET) and Postgres after (one query).
  */
 export const orderRoutes = new Hono<AppEnv>()
-  .use(shopperAuth({ secret: (c) => readConfig(c.env).JWT_SECRET }))
+  .use(shopperAuth({ settings: (c) => readConfig(c.env) }))
   .get("/:orderId", async (c) => {
     const d = deps(c);
     const orderId = c.req.param("orderId");

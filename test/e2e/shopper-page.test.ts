@@ -310,6 +310,49 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     await pasted.waitForSelector("#account-name:text('ivan')");
   });
 
+  it("asks before a #token= link replaces a different signed-in shopper; declining keeps them, accepting switches", async () => {
+    const page = await shopperPage(DESKTOP, "judy");
+    const saved = () => page.evaluate(() => JSON.parse(localStorage.getItem("flashsale.shopper") ?? "null"));
+    await page.goto(`/#token=${await client.login("mallory")}`);
+    await page.waitForSelector("#switch-dialog[open]");
+    expect(await text(page, "#switch-current")).toBe("judy");
+    expect(await text(page, "#switch-next")).toBe("mallory");
+    expect(await text(page, "#account-name")).toBe("judy");
+    expect((await saved()).userId).toBe("judy");
+    expect(new URL(page.url()).hash).toBe("");
+    await screenshot(page, "shop-switch-identity-desktop");
+    await page.click("#switch-keep");
+    await page.waitForSelector("#switch-dialog", { state: "hidden" });
+    expect(await text(page, "#account-name")).toBe("judy");
+    expect((await saved()).userId).toBe("judy");
+
+    // a new query string makes each link a fresh page load, as a link followed from elsewhere is
+    await page.goto(`/?again=1#token=${await client.login("mallory")}`);
+    await page.waitForSelector("#switch-dialog[open]");
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("#switch-dialog", { state: "hidden" });
+    expect((await saved()).userId).toBe("judy");
+
+    await page.goto(`/?again=2#token=${await client.login("mallory")}`);
+    await page.waitForSelector("#switch-dialog[open]");
+    await page.click("#switch-accept");
+    await page.waitForSelector("#account-name:text('mallory')");
+    expect((await saved()).userId).toBe("mallory");
+  });
+
+  it("takes a #token= link for the shopper already signed in without asking", async () => {
+    const page = await shopperPage(PHONE, "kim");
+    const fresh = await client.login("kim");
+    await page.goto(`/#token=${fresh}`);
+    await page.waitForSelector("#account-name:text('kim')");
+    await page.waitForFunction(
+      (t) => JSON.parse(localStorage.getItem("flashsale.shopper") ?? "null")?.token === t,
+      fresh,
+    );
+    expect(await page.isVisible("#switch-dialog")).toBe(false);
+    expect(new URL(page.url()).hash).toBe("");
+  });
+
   it("opens the buy button at the start time although the visitor's clock is 47 minutes slow", async () => {
     const startsAt = Date.now() + 6000;
     const sale = await client.createSale({

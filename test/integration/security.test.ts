@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import { generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
 import { newOrderId } from "../../src/ids";
 import { type AppUnderTest, startApp } from "../support/app";
 import { rowCounts } from "../support/db-inspect";
 import { deliverJob } from "../support/jobs";
+import { filler, stall, streamRequest } from "../support/raw-request";
 import { snapshot } from "../support/redis-inspect";
 import { ADMIN_TOKEN, JWT_SECRET, shopperToken, unsignedToken } from "../support/shopper";
 import { type Site, startSite } from "../support/site-worker";
@@ -59,6 +61,16 @@ async function craftSignature(opts: {
     .setNotBefore(now + (opts.nbfOffset ?? 0))
     .setExpirationTime(now + 300)
     .sign(new TextEncoder().encode(opts.key));
+}
+
+async function apiCall(base: string, path: string, token?: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
 }
 
 async function post(path: string, body: string, signature?: string) {
@@ -190,6 +202,187 @@ describe("shopper tokens", () => {
         expect([header.slice(0, 12), res.status]).toEqual([header.slice(0, 12), 401]);
       }
     });
+  });
+});
+
+describe("shopper token claims", () => {
+  const now = () => Math.floor(Date.now() / 1000);
+  const sign = (claims: Record<string, unknown>) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .sign(new TextEncoder().encode(JWT_SECRET));
+  const orderAs = (base: string, token: string) =>
+    apiCall(base, `/api/orders/${newOrderId("s00000000000")}`, token);
+
+  it("refuses a token without exp (it would never expire) and an expired one, on every shopper route", async () => {
+    const sale = await app.api.createSale({ stock: 3 });
+    const tokens = {
+      noExp: await sign({ sub: "forever", iat: now() }),
+      nullExp: await sign({ sub: "forever", exp: null }),
+      stringExp: await sign({ sub: "forever", exp: String(now() + 3600) }),
+      expired: await shopperToken("forever", { expiresInSeconds: -1 }),
+    };
+    await unchanged(async () => {
+      for (const [name, token] of Object.entries(tokens)) {
+        const buy = await app.api.call("POST", `/api/buy/${sale.productToken}`, { token, body: {} });
+        expect([name, buy.status, code(buy.body)]).toEqual([name, 401, "UNAUTHENTICATED"]);
+        const order = await orderAs(app.worker.url, token);
+        expect([name, order.status, code(order.body)]).toEqual([name, 401, "UNAUTHENTICATED"]);
+      }
+    });
+    const fine = await orderAs(app.worker.url, await shopperToken("forever"));
+    expect([fine.status, code(fine.body)]).toEqual([404, "UNKNOWN_ORDER"]);
+  });
+
+  describe("with JWT_ISSUER and JWT_AUDIENCE set", () => {
+    let strict: WorkerRuntime;
+    const issuer = "https://shop.example";
+    const audience = "flash-sale";
+    beforeAll(async () => {
+      strict = await startWorker({
+        vars: {
+          ...wranglerVars(),
+          ...exampleSecrets(),
+          ...app.stack.vars,
+          JWT_ISSUER: issuer,
+          JWT_AUDIENCE: audience,
+        },
+      });
+    });
+    afterAll(async () => {
+      await strict?.stop();
+    });
+
+    it("refuses a missing or wrong iss or aud and takes the right ones, also from the dev login", async () => {
+      const exp = now() + 600;
+      const refused = {
+        noIssOrAud: await sign({ sub: "carol", exp }),
+        noAud: await sign({ sub: "carol", exp, iss: issuer }),
+        noIss: await sign({ sub: "carol", exp, aud: audience }),
+        wrongIss: await sign({ sub: "carol", exp, iss: "https://evil.example", aud: audience }),
+        wrongAud: await sign({ sub: "carol", exp, iss: issuer, aud: "another-app" }),
+        wrongAudList: await sign({ sub: "carol", exp, iss: issuer, aud: ["a", "b"] }),
+        rightButNoExp: await sign({ sub: "carol", iss: issuer, aud: audience }),
+      };
+      for (const [name, token] of Object.entries(refused)) {
+        const res = await orderAs(strict.url, token);
+        expect([name, res.status, code(res.body)]).toEqual([name, 401, "UNAUTHENTICATED"]);
+      }
+      const accepted = {
+        right: await sign({ sub: "carol", exp, iss: issuer, aud: audience }),
+        audInList: await sign({ sub: "carol", exp, iss: issuer, aud: ["other", audience] }),
+        devLogin: String(
+          (await apiCall(strict.url, "/api/dev/login", undefined, { userId: "carol" })).body.token,
+        ),
+      };
+      for (const [name, token] of Object.entries(accepted)) {
+        const res = await orderAs(strict.url, token);
+        expect([name, res.status, code(res.body)]).toEqual([name, 404, "UNKNOWN_ORDER"]);
+      }
+    });
+  });
+});
+
+describe("request bodies", () => {
+  const JOB_PATHS = ["/api/jobs/order-write", "/api/jobs/payment-timeout", "/api/jobs/failed"];
+  const FIFTY_MB = 50 * 1024 * 1024;
+  const CHUNK = 16 * 1024;
+  const forged = { "Content-Type": "application/json", "Upstash-Signature": "any-value-at-all" };
+  const errorCode = (text: string) => {
+    try {
+      return code(JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      return `not JSON: ${text.slice(0, 80)}`;
+    }
+  };
+
+  it("a 50 MB job body with any Upstash-Signature is refused by its Content-Length before it is read, writing nothing", async () => {
+    await unchanged(async () => {
+      for (const path of JOB_PATHS) {
+        // one chunk, then the rest only if no answer came within 5 s: a server that reads before it
+        // checks takes all 50 MB first
+        const answer = await streamRequest(`${app.worker.url}${path}`, {
+          headers: { ...forged, "Content-Length": String(FIFTY_MB) },
+          body: filler(CHUNK, FIFTY_MB / CHUNK),
+          pause: { afterBytes: CHUNK, forMs: 5_000 },
+        });
+        expect([path, answer.status, errorCode(answer.text)]).toEqual([path, 413, "PAYLOAD_TOO_LARGE"]);
+        expect(answer.sentBytes, path).toBe(CHUNK);
+      }
+    });
+  });
+
+  it("a Content-Length that lies (50 MB declared, 1 KiB sent, then nothing) is answered without waiting for the rest", async () => {
+    await unchanged(async () => {
+      for (const path of JOB_PATHS) {
+        const answer = await streamRequest(`${app.worker.url}${path}`, {
+          headers: { ...forged, "Content-Length": String(FIFTY_MB) },
+          body: stall(new Uint8Array(1024).fill(32)),
+        });
+        expect([path, answer.status, errorCode(answer.text)]).toEqual([path, 413, "PAYLOAD_TOO_LARGE"]);
+      }
+    });
+  });
+
+  it("a chunked body (no Content-Length) that never ends is cut off once past the cap, on every route that reads a body", async () => {
+    const sale = await app.api.createSale({ stock: 3 });
+    const shopper = `Bearer ${await shopperToken("streamer")}`;
+    const admin = `Bearer ${ADMIN_TOKEN}`;
+    type Route = [path: string, headers: Record<string, string>, cap: number, status: number, code: string];
+    const routes: Route[] = [
+      ["/api/jobs/order-write", forged, 64 * 1024, 413, "PAYLOAD_TOO_LARGE"],
+      ["/api/jobs/payment-timeout", forged, 64 * 1024, 413, "PAYLOAD_TOO_LARGE"],
+      ["/api/jobs/failed", forged, 256 * 1024, 413, "PAYLOAD_TOO_LARGE"],
+      [`/api/buy/${sale.productToken}`, { Authorization: shopper }, 1024, 400, "INVALID_REQUEST"],
+      [
+        `/api/orders/${newOrderId(sale.saleId)}/pay`,
+        { Authorization: shopper },
+        1024,
+        400,
+        "INVALID_REQUEST",
+      ],
+      ["/api/admin/sales", { Authorization: admin }, 16 * 1024, 400, "INVALID_REQUEST"],
+      [`/api/admin/sales/${sale.saleId}/stock`, { Authorization: admin }, 16 * 1024, 400, "INVALID_REQUEST"],
+      ["/api/dev/login", {}, 1024, 400, "INVALID_REQUEST"],
+    ];
+    await unchanged(async () => {
+      for (const [path, headers, cap, status, errCode] of routes) {
+        // just past the cap, and then silence: the body never ends, so only a server that counts
+        // while it reads can answer
+        const chunk = 1024;
+        const answer = await streamRequest(`${app.worker.url}${path}`, {
+          headers: { "Content-Type": "application/json", ...headers },
+          body: filler(chunk, Number.POSITIVE_INFINITY),
+          chunked: true,
+          pause: { afterBytes: cap + chunk, forMs: 60_000 },
+        });
+        expect([path, answer.status, errorCode(answer.text)]).toEqual([path, status, errCode]);
+        expect(answer.sentBytes, path).toBe(cap + chunk);
+      }
+    });
+  });
+
+  it("a signed failure callback carrying the largest job body a job route takes (50 orders) is still taken", async () => {
+    const sale = await app.api.createSale({ stock: 1 });
+    const orders = Array.from({ length: 50 }, () => ({
+      orderId: newOrderId(sale.saleId),
+      saleId: sale.saleId,
+      userId: "\u0001".repeat(128),
+      quantity: 1,
+      createdAt: Date.now(),
+      expiresAt: Date.now() + 60_000,
+      epoch: 1,
+    }));
+    const failure = {
+      sourceMessageId: `msg_big_${sale.saleId}`,
+      url: `${app.worker.url}/api/jobs/order-write`,
+      status: 500,
+      body: Buffer.from("x".repeat(4096)).toString("base64"),
+      sourceBody: Buffer.from(JSON.stringify({ orders })).toString("base64"),
+    };
+    expect(JSON.stringify(failure).length).toBeGreaterThan(64 * 1024);
+    const res = await deliverJob(app, "/api/jobs/failed", failure);
+    expect(res.status, res.text).toBe(200);
   });
 });
 
