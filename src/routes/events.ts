@@ -109,7 +109,7 @@ const ordersOf = (ids: string[]) => new Map(ids.map((id) => [id, saleIdOfOrder(i
  * through the isolate's one order feed; ends after a final status. Anyone else gets 404 before a stream.
  */
 export const orderEventRoutes = new Hono<AppEnv>()
-  .use("/:orderId/events", shopperAuth({ secret: (c) => readConfig(c.env).JWT_SECRET }))
+  .use("/:orderId/events", shopperAuth({ settings: (c) => readConfig(c.env) }))
   .get("/:orderId/events", async (c) => {
     const d = deps(c);
     const orderId = c.req.param("orderId");
