@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { verify } from "hono/jwt";
+import { hmacKey } from "../crypto/hmac-key";
 import type { Config } from "../env";
 import { ApiError } from "../errors";
 
@@ -9,23 +10,6 @@ export type ShopperVariables = { userId: string };
 export type ShopperTokenSettings = Pick<Config, "JWT_SECRET" | "JWT_ISSUER" | "JWT_AUDIENCE">;
 
 const MAX_USER_ID_LENGTH = 128;
-const keys = new Map<string, Promise<CryptoKey>>();
-
-/** The HS256 key, imported once per isolate (hono/jwt would import it again on every call). */
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey(
-      "raw",
-      new TextEncoder().encode(secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["verify"],
-    );
-    keys.set(secret, key);
-  }
-  return key;
-}
 
 /**
  * Reads the shopper from `Authorization: Bearer <JWT>`: HS256 only (an `alg: none` or RS256 header is
@@ -57,7 +41,7 @@ export async function authenticateShopper(
     );
   let payload: Record<string, unknown>;
   try {
-    payload = await verify(token, await hmacKey(settings.JWT_SECRET), {
+    payload = await verify(token, await hmacKey(settings.JWT_SECRET, "verify"), {
       alg: "HS256",
       ...(settings.JWT_ISSUER ? { iss: settings.JWT_ISSUER } : {}),
       ...(settings.JWT_AUDIENCE ? { aud: settings.JWT_AUDIENCE } : {}),

@@ -1,17 +1,6 @@
+import { hmacKey } from "../crypto/hmac-key";
+
 const encoder = new TextEncoder();
-const keys = new Map<string, Promise<CryptoKey>>();
-
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-      "sign",
-    ]);
-    keys.set(secret, key);
-  }
-  return key;
-}
-
 function base64url(bytes: ArrayBuffer): string {
   let binary = "";
   for (const b of new Uint8Array(bytes)) binary += String.fromCharCode(b);
@@ -26,7 +15,7 @@ function base64url(bytes: ArrayBuffer): string {
  * const token = await productToken(secret, "sku-123"); // "x3Jk…" -> POST /api/buy/x3Jk…
  */
 export async function productToken(secret: string, productId: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(productId));
+  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(productId));
   return base64url(mac);
 }
 
