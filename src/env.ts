@@ -24,6 +24,7 @@ export type Env = {
   OUTBOX_GRACE_SECONDS?: string;
   RECOVERY_QUIET_SECONDS?: string;
   LEDGER_TRIM_AFTER_SECONDS?: string;
+  BUY_RESOLVE_WINDOW_MS?: string;
 };
 
 const secret = z.string().min(8);
@@ -54,6 +55,8 @@ const configSchema = z.object({
   OUTBOX_GRACE_SECONDS: positiveInt(10),
   RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
   LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),
+  /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
+  BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
 });
 
 /** Typed, validated settings derived from {@link Env}. */
