@@ -92,6 +92,7 @@ describe("QStash signatures on every job route", () => {
         ["/api/jobs/payment-timeout", job],
         ["/api/jobs/failed", failure],
         ["/api/jobs/order-write", { ...job, orderId: newOrderId(sale.saleId) }],
+        ["/api/jobs/void-reservation", { ...job, idempotencyKey: null }],
       ] as const) {
         const raw = JSON.stringify(body);
         const url = `${base}${path}`;
