@@ -178,9 +178,11 @@ export function judge(state: Observed, ops: Op[], options: CheckOptions = {}): C
     if (o.restored && !x && redis.ledger[`r:${o.id}`] && !options.redisRebuilt)
       add("restore", "restored in Postgres but no ledger x: entry beside its reservation", { orderId: o.id });
   }
-  for (const field of Object.keys(redis.ledger)) {
+  for (const [field, entry] of Object.entries(redis.ledger)) {
     const id = field.slice(2);
-    if (field.startsWith("x:") && !orders.has(id))
+    // a void's tombstone: an attempt answered 503 that never reserved (no order, by design)
+    const tombstone = entry.reason === "void" && entry.counted === false && !redis.ledger[`r:${id}`];
+    if (field.startsWith("x:") && !orders.has(id) && !tombstone)
       add("restore", "ledger restore for an order that does not exist", { orderId: id });
   }
 
@@ -294,6 +296,8 @@ function checkBuys(
   const unexplained = new Map<string, string[]>();
   for (const o of state.orders.values()) {
     if (explained.get(o.userId)?.has(o.id)) continue;
+    // a reservation voided after its attempt was answered 503 is recorded as a cancelled order
+    if (o.status === "cancelled" && state.redis.ledger[`x:${o.id}`]?.reason === "void") continue;
     unexplained.set(o.userId, [...(unexplained.get(o.userId) ?? []), o.id]);
   }
   for (const [userId, ids] of unexplained) {

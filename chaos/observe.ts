@@ -14,6 +14,10 @@ export type LedgerEntry = {
   userId?: string;
   quantity?: number;
   delta?: number;
+  /** restore entries: why ("void": a buy attempt the server gave up on, see void-reservation.lua) */
+  reason?: string;
+  /** restore entries: false when nothing was given back (a tombstone) */
+  counted?: boolean;
 };
 
 export type OrderState = {

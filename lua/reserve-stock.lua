@@ -2,11 +2,16 @@
   reserve-stock: one buy attempt, atomically. The only Redis command an admitted buy attempt costs.
 
   Checks, in the contract's order (the first that applies is the answer):
+    the same order id voided or restored ("x:" entry; see
+      void-reservation.lua: the server gave the attempt up)    -> VOIDED (nothing reserved)
     the same order id already reserved (the server re-running
       an attempt whose outcome it did not learn)               -> that reservation, as a replay
     sale not initialised (meta missing)                        -> NOT_INITIALISED
     per-user / per-IP fixed-window rate limits                 -> RATE_LIMITED (never stored as an answer)
-    replay of the same Idempotency-Key                         -> the first answer, unchanged
+    replay of the same Idempotency-Key                         -> the first answer, unchanged (a
+                                                                  reservation answered again is marked
+                                                                  `claimed` in its ledger entry: the
+                                                                  shopper knows it, no void takes it)
     sale window, pause flag                                    -> NOT_STARTED / ENDED / PAUSED
     per-user allowance                                         -> ALREADY_PURCHASED / LIMIT_EXCEEDED
     stock                                                      -> INSUFFICIENT_STOCK / SOLD_OUT
@@ -17,7 +22,7 @@
                      epoch (Redis generation, see rebuild-sale.lua), recoveringUntil (ms; paused until then)
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON)
+  KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON); "x:<orderId>" read only
   KEYS[5]  orders    hash: orderId -> queued order document (JSON)
   KEYS[6]  outbox    zset: orderId -> time (ms) the order was reserved
   KEYS[7]  idem      string: the first answer for (user, Idempotency-Key); unused when ARGV[5] == "0"
@@ -50,6 +55,8 @@
     {8, mayStillBuy}                                 LIMIT_EXCEEDED
     {9, remaining}                                   INSUFFICIENT_STOCK
     {10}                                             SOLD_OUT
+    {11}                                             VOIDED: this order id was voided (or is final);
+                                                     nothing reserved, nothing stored as an answer
 ]]
 local now = tonumber(ARGV[1])
 local orderId = ARGV[2]
@@ -78,9 +85,12 @@ local function replayed(result)
   return result
 end
 
-local previous = redis.call("HGET", KEYS[4], "r:" .. orderId)
-if previous then
-  local entry = cjson.decode(previous)
+local seen = redis.call("HMGET", KEYS[4], "r:" .. orderId, "x:" .. orderId)
+if seen[2] then
+  return {11}
+end
+if seen[1] then
+  local entry = cjson.decode(seen[1])
   -- entries a rebuild wrote (rebuild-sale.lua) have no "after": a nil would cut the reply short here
   return replayed({1, orderId, entry.quantity, entry.expiresAt, entry.after or 0, entry.epoch or 1})
 end
@@ -118,6 +128,14 @@ if hasIdem then
   if first then
     local result = cjson.decode(first)
     if result[1] == 1 then
+      local reserved = redis.call("HGET", KEYS[4], "r:" .. result[2])
+      if reserved then
+        local entry = cjson.decode(reserved)
+        if not entry.claimed then
+          entry.claimed = true
+          redis.call("HSET", KEYS[4], "r:" .. result[2], cjson.encode(entry))
+        end
+      end
       return replayed(result)
     end
     return result

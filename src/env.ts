@@ -30,6 +30,7 @@ export type Env = {
   REALTIME_MAX_STREAMS?: string;
   REALTIME_REFRESH_MS?: string;
   REALTIME_PING_MS?: string;
+  BUY_RESOLVE_WINDOW_MS?: string;
 };
 
 const secret = z.string().min(8);
@@ -70,6 +71,8 @@ const configSchema = z.object({
   REALTIME_MAX_STREAMS: positiveInt(5000),
   REALTIME_REFRESH_MS: positiveInt(250),
   REALTIME_PING_MS: positiveInt(10_000),
+  /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
+  BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
 });
 
 /** Typed, validated settings derived from {@link Env}. */

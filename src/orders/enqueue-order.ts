@@ -1,6 +1,7 @@
 import { Client } from "@upstash/qstash";
 import type { Config } from "../env";
 import { StoreUnavailableError } from "../errors";
+import type { VoidRequest } from "../sale/void-reservation";
 import type { QueuedOrder } from "./order-view";
 
 /** Job routes QStash delivers to (relative to PUBLIC_URL). */
@@ -8,6 +9,7 @@ export const jobPaths = {
   writeOrder: "/api/jobs/order-write",
   paymentTimeout: "/api/jobs/payment-timeout",
   failed: "/api/jobs/failed",
+  voidReservation: "/api/jobs/void-reservation",
 } as const;
 
 const JOB_RETRIES = 5;
@@ -114,6 +116,28 @@ export async function enqueueOrders(
   if (orders.length === 0) return;
   try {
     await qstash(config).batchJSON(orderJobs(config, orders, opts));
+  } catch (error) {
+    throw new StoreUnavailableError("qstash", error);
+  }
+}
+
+/** Seconds before the first delivery of a void: long enough for a run held in the REST layer to land. */
+const VOID_DELAY_SECONDS = 5;
+
+/**
+ * Hands the void of an unanswered buy attempt to QStash (src/orders/void-order.ts): delivered a few
+ * seconds later to `/api/jobs/void-reservation`, retried while the stores are down, one per order id.
+ */
+export async function enqueueVoid(config: Config, req: VoidRequest): Promise<void> {
+  try {
+    await qstash(config).publishJSON({
+      url: `${config.PUBLIC_URL}${jobPaths.voidReservation}`,
+      body: req,
+      delay: VOID_DELAY_SECONDS,
+      deduplicationId: `void-${req.orderId}`,
+      retries: JOB_RETRIES,
+      failureCallback: `${config.PUBLIC_URL}${jobPaths.failed}`,
+    });
   } catch (error) {
     throw new StoreUnavailableError("qstash", error);
   }

@@ -1,10 +1,11 @@
 import { Hono } from "hono";
 import { type AppEnv, deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError, StoreUnavailableError } from "../errors";
 import { readBoundedBody } from "../http/read-body";
 import { newOrderId } from "../ids";
 import { authenticateShopper } from "../middleware/shopper-auth";
 import { publishSoon } from "../orders/publish-buffer";
+import { resolveUnanswered } from "../orders/void-order";
 import { clientIp, MAX_BUY_BODY_BYTES, parseBuyBody, parseIdempotencyKey } from "../sale/buy-request";
 import { CatalogMissingError, resolveProductToken } from "../sale/catalog";
 import { looksLikeProductToken } from "../sale/product-token";
@@ -19,8 +20,8 @@ import { storeNow } from "../sale/store-clock";
  * script for 429 / window / allowance / stock). An admitted attempt costs one Redis command; an unknown
  * token costs none (Bloom filter), and so does an attempt on a sale this isolate saw sold out (keyed
  * attempts only when their key's recorded answer is that 410, see sold-out-cache.ts). A reservation
- * whose outcome is unknown is resolved before the answer (see reserve-stock.ts): a 503 means nothing
- * was reserved.
+ * whose outcome is unknown is resolved before the answer (see reserve-stock.ts), and one still unknown
+ * when the window ends is voided (see void-order.ts): a 503 means nothing was reserved.
  */
 export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => {
   const d = deps(c);
@@ -45,23 +46,24 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
   if (soldOutCache.has(saleId, now, keyed)) throw soldOut();
 
+  const attempt = { saleId, orderId: newOrderId(saleId), userId, quantity, idempotencyKey };
   const outcome = await reserveStock(
     redis,
-    {
-      saleId,
-      orderId: newOrderId(saleId),
-      userId,
-      ip: clientIp(c.req.header("CF-Connecting-IP")),
-      quantity,
-      idempotencyKey,
-      now,
-    },
+    { ...attempt, ip: clientIp(c.req.header("CF-Connecting-IP")), now },
     {
       userPerWindow: config.RATE_LIMIT_USER_PER_WINDOW,
       ipPerWindow: config.RATE_LIMIT_IP_PER_WINDOW,
       windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
     },
-  );
+    undefined,
+    config.BUY_RESOLVE_WINDOW_MS,
+  ).catch(async (error): Promise<ReserveOutcome> => {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    // no run answered within the window: void the attempt (or find it claimed) before answering
+    const settled = await resolveUnanswered(d, attempt);
+    if (settled.kind === "voided") return settled;
+    return { kind: "reserved", ...settled.order, remaining: 0, replay: true, pending: false };
+  });
   if (outcome.kind === "not_initialised") defer(recoverLostSales(d));
   if (outcome.kind !== "reserved") {
     if (outcome.kind === "sold_out") {
@@ -138,5 +140,13 @@ function rejection(outcome: Exclude<ReserveOutcome, { kind: "reserved" }>): ApiE
       });
     case "sold_out":
       return soldOut();
+    case "voided":
+      return new ApiError(
+        "UNAVAILABLE",
+        "The store did not answer in time; nothing was reserved. Try again.",
+        {
+          retryAfterSeconds: 2,
+        },
+      );
   }
 }

@@ -9,7 +9,9 @@ import type { OrderJobBody } from "../orders/enqueue-order";
 import { expireOrders } from "../orders/order-lifecycle";
 import type { QueuedOrder } from "../orders/order-view";
 import { writeAndAck } from "../orders/order-write-job";
-import { MAX_QUANTITY } from "../sale/buy-request";
+import { voidAttempt } from "../orders/void-order";
+import { MAX_QUANTITY, parseIdempotencyKey } from "../sale/buy-request";
+import type { VoidRequest } from "../sale/void-reservation";
 
 /** The most orders one job carries: publishers batch at most 50 (publish buffer, sweeper, reconciliation). */
 const MAX_ORDERS_PER_JOB = 50;
@@ -95,6 +97,43 @@ function parseJob(body: string): QueuedOrder[] {
   return orders;
 }
 
+/** A void job's body: the attempt as the buy route hands it over (see void-order.ts). */
+function parseVoidJob(body: string): VoidRequest {
+  let job: Partial<Record<keyof VoidRequest, unknown>> | null;
+  try {
+    job = JSON.parse(body) as typeof job;
+  } catch {
+    job = null;
+  }
+  const orderId = typeof job?.orderId === "string" ? job.orderId : "";
+  const saleId = saleIdOfOrder(orderId);
+  const key = job?.idempotencyKey;
+  const validKey = key === null || (typeof key === "string" && /^[\x21-\x7e]{1,128}$/.test(key));
+  if (
+    !job ||
+    typeof job !== "object" ||
+    Array.isArray(job) ||
+    !saleId ||
+    saleId !== job.saleId ||
+    typeof job.userId !== "string" ||
+    job.userId.length === 0 ||
+    job.userId.length > 128 ||
+    !Number.isInteger(job.quantity) ||
+    Number(job.quantity) < 1 ||
+    Number(job.quantity) > MAX_QUANTITY ||
+    !validKey
+  ) {
+    throw new ApiError("INVALID_REQUEST", "Job body is not a buy attempt to void.");
+  }
+  return {
+    saleId,
+    orderId,
+    userId: job.userId,
+    quantity: Number(job.quantity),
+    idempotencyKey: key === null ? null : parseIdempotencyKey(String(key)),
+  };
+}
+
 /**
  * QStash job endpoints. Every delivery is verified (401 and nothing written otherwise) and every
  * handler is idempotent: deliveries are at least once, possibly duplicated and out of order. A store
@@ -120,6 +159,16 @@ export const jobRoutes = new Hono<AppEnv>()
       });
     }
     return c.json({ orders: orders.length, expired });
+  })
+  .post("/void-reservation", signed(MAX_JOB_BODY_BYTES), async (c) => {
+    const req = parseVoidJob(c.get("jobBody"));
+    const outcome = await voidAttempt(deps(c), req);
+    if (outcome.kind === "not_initialised") {
+      throw new ApiError("UNAVAILABLE", "The sale is being restored; the void waits for it.", {
+        retryAfterSeconds: 5,
+      });
+    }
+    return c.json({ orderId: req.orderId, outcome: outcome.kind });
   })
   .post("/failed", signed(MAX_FAILURE_BODY_BYTES), async (c) => {
     let parsed: unknown = null;

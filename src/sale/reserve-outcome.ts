@@ -22,7 +22,9 @@ export type ReserveOutcome =
   | { kind: "already_purchased"; held: number }
   | { kind: "limit_exceeded"; mayStillBuy: number }
   | { kind: "insufficient_stock"; remaining: number }
-  | { kind: "sold_out" };
+  | { kind: "sold_out" }
+  /** the attempt was given up and voided (void-reservation.lua): nothing is reserved under its id */
+  | { kind: "voided" };
 
 /** The one place reserve-stock.lua's return codes are read (see the script's header). */
 export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
@@ -57,6 +59,8 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
       return { kind: "insufficient_stock", remaining: Number(a) };
     case 10:
       return { kind: "sold_out" };
+    case 11:
+      return { kind: "voided" };
     default:
       throw new Error(`reserve-stock returned an unknown code: ${String(code)}`);
   }

@@ -19,18 +19,21 @@ const MAX_RERUN_DELAY_MS = 1_000;
  * an earlier one's reservation and returns it as a replay (reserve-stock.lua checks the order id
  * first), or reserves now if no earlier run did. The outcome is certain only from a reply.
  *
- * When no run is answered within {@link RESOLVE_WINDOW_MS}, the store has been unreachable for that
- * whole time and the attempt fails with {@link StoreUnavailableError} (503): the one case where a run
- * may have committed before the store went away. See the report / README "what can still go wrong".
+ * When no run is answered within the window ({@link RESOLVE_WINDOW_MS} unless the caller passes the
+ * `BUY_RESOLVE_WINDOW_MS` setting), the store has been unreachable for that whole time and the attempt
+ * fails with {@link StoreUnavailableError}: a run may still have committed, or may still commit (one
+ * held in the REST layer). The buy route then voids the attempt before answering 503 (see
+ * src/orders/void-order.ts).
  */
 export async function reserveStock(
   redis: Redis,
   req: ReserveRequest,
   limits: ReserveLimits,
   clock: { now(): number; sleep(ms: number): Promise<void> } = realClock,
+  windowMs: number = RESOLVE_WINDOW_MS,
 ): Promise<ReserveOutcome> {
   const { keys, args } = reserveScriptCall(req, limits);
-  const deadline = clock.now() + RESOLVE_WINDOW_MS;
+  const deadline = clock.now() + windowMs;
   let delay = FIRST_RERUN_DELAY_MS;
   for (;;) {
     let reply: ScriptReply;

@@ -6,6 +6,7 @@ import rebuildSaleLua from "../../lua/rebuild-sale.lua";
 import reserveStockLua from "../../lua/reserve-stock.lua";
 import restoreStockLua from "../../lua/restore-stock.lua";
 import setSalePausedLua from "../../lua/set-sale-paused.lua";
+import voidReservationLua from "../../lua/void-reservation.lua";
 
 /** Raw script replies: arrays of integers and strings, decoded by each script's outcome module. */
 export type ScriptReply = (string | number)[];
@@ -19,6 +20,7 @@ export const scriptSources = {
   debitStock: debitStockLua,
   rebuildSale: rebuildSaleLua,
   setSalePaused: setSalePausedLua,
+  voidReservation: voidReservationLua,
 } as const;
 
 export type ScriptName = keyof typeof scriptSources;

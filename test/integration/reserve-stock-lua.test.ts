@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
 import { saleKeys } from "../../src/sale/keys";
-import { initSale, lua, reserve, restore } from "../support/lua";
+import { initSale, lua, reserve, restore, voidReservation } from "../support/lua";
 
 let server: RedisProcess;
 let redis: Redis;
@@ -187,6 +187,75 @@ describe("reserve-stock.lua against a real redis-server", () => {
     });
     expect(await redis.zscore(k.outbox, "L1")).toBe(String(now));
     expect(await redis.hget(k.holdings, "u9")).toBe("2");
+  });
+
+  it("void: a tombstone refuses a late run of the order id, a reservation comes back once", async () => {
+    await initSale(redis, saleId, { stock: 3, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const k = saleKeys(saleId);
+    const v = { userId: "v1", quantity: 1, now };
+    // nothing reserved yet: a tombstone, and the late run reserves nothing and stores no answer
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V1", idem: "kv" })).toEqual([4, ""]);
+    expect(await reserve(redis, saleId, { ...v, orderId: "V1", idem: "kv" })).toEqual([11]);
+    expect([await redis.get(k.stock), await redis.hlen(k.holdings), await redis.hlen(k.orders)]).toEqual([
+      "3",
+      0,
+      0,
+    ]);
+    expect(await redis.exists(k.idempotency("v1", "kv"))).toBe(0);
+    expect(JSON.parse((await redis.hget(k.ledger, "x:V1")) ?? "{}")).toMatchObject({
+      reason: "void",
+      counted: false,
+    });
+    // a reservation whose reply was lost: given back once, its key's answer dropped
+    const first = await reserve(redis, saleId, { ...v, orderId: "V2", idem: "kw" });
+    expect(first[0]).toBe(1);
+    const voided = await voidReservation(redis, saleId, { ...v, orderId: "V2", idem: "kw" });
+    expect(voided[0]).toBe(1);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V2", idem: "kw" })).toEqual([2, voided[1]]);
+    expect(await reserve(redis, saleId, { ...v, orderId: "V2" })).toEqual([11]);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V2" })).toEqual([2, voided[1]]);
+    expect([await redis.get(k.stock), await redis.hlen(k.holdings), await redis.hlen(k.orders)]).toEqual([
+      "3",
+      0,
+      0,
+    ]);
+    expect(await redis.zcard(k.outbox)).toBe(0);
+    expect(await redis.exists(k.idempotency("v1", "kw"))).toBe(0);
+    // a key whose answer is another order keeps it
+    const other = await reserve(redis, saleId, { ...v, orderId: "V3", idem: "kx" });
+    await voidReservation(redis, saleId, { ...v, orderId: "V4", idem: "kx" });
+    expect((await reserve(redis, saleId, { ...v, orderId: "V5", idem: "kx" })).slice(0, 2)).toEqual(
+      other.slice(0, 2),
+    );
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V1", quantity: 1, now })).toEqual([2, ""]);
+    await redis.del(k.meta);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V6" })).toEqual([3, ""]);
+  });
+
+  it("void leaves a reservation alone once a keyed replay claimed it, and entries a rebuild wrote", async () => {
+    await initSale(redis, saleId, { stock: 3, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const k = saleKeys(saleId);
+    const v = { userId: "c1", quantity: 1, now };
+    await reserve(redis, saleId, { ...v, orderId: "C1", idem: "kc" });
+    // an unkeyed re-run of the same order id is the attempt itself: no claim
+    await reserve(redis, saleId, { ...v, orderId: "C1" });
+    expect(JSON.parse((await redis.hget(k.ledger, "r:C1")) ?? "{}").claimed).toBeUndefined();
+    // a keyed retry got it back: the shopper knows the order id
+    expect((await reserve(redis, saleId, { ...v, orderId: "C2", idem: "kc" })).slice(0, 2)).toEqual([
+      1,
+      "C1",
+    ]);
+    const claimed = await voidReservation(redis, saleId, { ...v, orderId: "C1", idem: "kc" });
+    expect(claimed[0]).toBe(5);
+    expect(JSON.parse(String(claimed[1]))).toMatchObject({ orderId: "C1", claimed: true, quantity: 1 });
+    expect(await redis.get(k.stock)).toBe("2");
+    expect(await redis.hexists(k.ledger, "x:C1")).toBe(0);
+    await redis.hset(
+      k.ledger,
+      "r:C3",
+      JSON.stringify({ type: "reserve", orderId: "C3", userId: "c1", quantity: 1, rebuilt: true }),
+    );
+    expect((await voidReservation(redis, saleId, { ...v, orderId: "C3" }))[0]).toBe(5);
   });
 
   it("restores exactly once and gives the allowance back", async () => {

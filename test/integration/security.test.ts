@@ -104,6 +104,7 @@ describe("QStash signatures on every job route", () => {
         ["/api/jobs/payment-timeout", job],
         ["/api/jobs/failed", failure],
         ["/api/jobs/order-write", { ...job, orderId: newOrderId(sale.saleId) }],
+        ["/api/jobs/void-reservation", { ...job, idempotencyKey: null }],
       ] as const) {
         const raw = JSON.stringify(body);
         const url = `${base}${path}`;
@@ -284,7 +285,12 @@ describe("shopper token claims", () => {
 });
 
 describe("request bodies", () => {
-  const JOB_PATHS = ["/api/jobs/order-write", "/api/jobs/payment-timeout", "/api/jobs/failed"];
+  const JOB_PATHS = [
+    "/api/jobs/order-write",
+    "/api/jobs/payment-timeout",
+    "/api/jobs/void-reservation",
+    "/api/jobs/failed",
+  ];
   const FIFTY_MB = 50 * 1024 * 1024;
   const CHUNK = 16 * 1024;
   const forged = { "Content-Type": "application/json", "Upstash-Signature": "any-value-at-all" };
@@ -332,6 +338,7 @@ describe("request bodies", () => {
     const routes: Route[] = [
       ["/api/jobs/order-write", forged, 64 * 1024, 413, "PAYLOAD_TOO_LARGE"],
       ["/api/jobs/payment-timeout", forged, 64 * 1024, 413, "PAYLOAD_TOO_LARGE"],
+      ["/api/jobs/void-reservation", forged, 64 * 1024, 413, "PAYLOAD_TOO_LARGE"],
       ["/api/jobs/failed", forged, 256 * 1024, 413, "PAYLOAD_TOO_LARGE"],
       [`/api/buy/${sale.productToken}`, { Authorization: shopper }, 1024, 400, "INVALID_REQUEST"],
       [

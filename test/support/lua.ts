@@ -85,3 +85,28 @@ export function restore(
     "expired",
   ) as Promise<(string | number)[]>;
 }
+
+/** Runs void-reservation.lua directly, with the KEYS/ARGV layout of src/sale/void-reservation.ts. */
+export function voidReservation(
+  redis: Redis,
+  saleId: string,
+  o: { orderId: string; userId: string; quantity: number; now: number; idem?: string },
+) {
+  const k = saleKeys(saleId);
+  return redis.eval(
+    lua("void-reservation"),
+    7,
+    k.meta,
+    k.stock,
+    k.holdings,
+    k.ledger,
+    k.orders,
+    k.outbox,
+    k.idempotency(o.userId, o.idem ?? "-"),
+    String(o.now),
+    o.orderId,
+    o.userId,
+    String(o.quantity),
+    o.idem === undefined ? "0" : "1",
+  ) as Promise<(string | number)[]>;
+}

@@ -1,0 +1,83 @@
+import type { Redis } from "@upstash/redis/cloudflare";
+import type { QueuedOrder } from "../orders/order-view";
+import { withRedis } from "../redis";
+import { saleKeys } from "./keys";
+import { runScript, type ScriptReply } from "./scripts";
+
+/** A buy attempt the server gave up on: what void-reservation.lua needs to know about it. */
+export type VoidRequest = {
+  saleId: string;
+  orderId: string;
+  userId: string;
+  quantity: number;
+  idempotencyKey: string | null;
+};
+
+/** What voiding an attempt came to (void-reservation.lua's return codes as values). */
+export type VoidOutcome =
+  | { kind: "voided"; order: QueuedOrder }
+  | { kind: "already_final"; order: QueuedOrder | null }
+  | { kind: "not_initialised" }
+  | { kind: "not_reserved" }
+  | { kind: "claimed"; order: QueuedOrder };
+
+/**
+ * Runs void-reservation.lua once: gives an unclaimed reservation back (or leaves a tombstone so that a
+ * run still in flight reserves nothing). Throws {@link StoreUnavailableError} when Redis does not answer;
+ * calling it again is always safe.
+ */
+export async function voidReservation(redis: Redis, req: VoidRequest, now: number): Promise<VoidOutcome> {
+  const keys = saleKeys(req.saleId);
+  const [code, entry] = await withRedis(() =>
+    runScript<ScriptReply>(
+      redis,
+      "voidReservation",
+      [
+        keys.meta,
+        keys.stock,
+        keys.holdings,
+        keys.ledger,
+        keys.orders,
+        keys.outbox,
+        keys.idempotency(req.userId, req.idempotencyKey ?? "-"),
+      ],
+      [now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"],
+    ),
+  );
+  const order = entry ? orderOf(req, String(entry)) : null;
+  switch (Number(code)) {
+    case 1:
+      if (order) return { kind: "voided", order };
+      break;
+    case 2:
+      return { kind: "already_final", order };
+    case 3:
+      return { kind: "not_initialised" };
+    case 4:
+      return { kind: "not_reserved" };
+    case 5:
+      if (order) return { kind: "claimed", order };
+      break;
+  }
+  throw new Error(`void-reservation returned an unexpected reply: ${String(code)}`);
+}
+
+/** The order a reservation entry (reserve-stock.lua's "r:" JSON) describes. */
+function orderOf(req: VoidRequest, json: string): QueuedOrder {
+  const e = JSON.parse(json) as Partial<{
+    userId: string;
+    quantity: number;
+    at: number;
+    expiresAt: number;
+    epoch: number;
+  }>;
+  return {
+    orderId: req.orderId,
+    saleId: req.saleId,
+    userId: String(e.userId ?? req.userId),
+    quantity: Number(e.quantity ?? req.quantity),
+    createdAt: Number(e.at ?? 0),
+    expiresAt: Number(e.expiresAt ?? e.at ?? 0),
+    epoch: Number(e.epoch ?? 1),
+  };
+}
