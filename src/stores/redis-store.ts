@@ -39,6 +39,13 @@ export type RedisStore = {
   sadd(key: string, member: string, ...members: string[]): Promise<number>;
   smembers(key: string): Promise<string[]>;
   zrem(key: string, ...members: string[]): Promise<number>;
+  /** Members (strings) by rank, or with `byScore` by score from `min` to `max`. */
+  zrange<T extends unknown[] = string[]>(
+    key: string,
+    min: number,
+    max: number,
+    options?: ZRangeOptions,
+  ): Promise<T>;
   time(): Promise<[number | string, number | string]>;
   pipeline(): RedisPipeline;
   multi(): RedisPipeline;
@@ -48,13 +55,17 @@ export type RedisStore = {
 /** SET's options the engine uses. */
 export type SetOptions = { nx?: boolean; xx?: boolean; px?: number; ex?: number };
 
+/** ZRANGE's options the engine uses (LIMIT needs `byScore`). */
+export type ZRangeOptions = { rev?: boolean } & ({ byScore: true } | { byScore?: never }) &
+  ({ offset: number; count: number } | { offset?: never; count?: never });
+
 /** Commands queued for one round trip; `exec` answers their replies in order. */
 export type RedisPipeline = {
-  get(key: string): RedisPipeline;
+  get<T = string>(key: string): RedisPipeline;
   set(key: string, value: string | number, options?: SetOptions): RedisPipeline;
   del(...keys: string[]): RedisPipeline;
   incr(key: string): RedisPipeline;
-  hget(key: string, field: string): RedisPipeline;
+  hget<T = string>(key: string, field: string): RedisPipeline;
   hgetall(key: string): RedisPipeline;
   hset(key: string, fields: Record<string, string | number>): RedisPipeline;
   hdel(key: string, ...fields: string[]): RedisPipeline;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import Redis from "ioredis";
-import type { RedisPipeline, RedisScript, RedisStore, SetOptions } from "./redis-store";
+import type { RedisPipeline, RedisScript, RedisStore, SetOptions, ZRangeOptions } from "./redis-store";
 
 /** A {@link RedisStore} that holds a TCP connection: close it when the process stops. */
 export type RedisTcpStore = RedisStore & { close(): Promise<void> };
@@ -26,6 +26,14 @@ function setArgs(key: string, value: Arg, o: SetOptions = {}): Arg[] {
   return args;
 }
 
+function zrangeArgs(key: string, min: number, max: number, o: ZRangeOptions = {}): Arg[] {
+  const args: Arg[] = [key, min, max];
+  if (o.byScore) args.push("BYSCORE");
+  if (o.rev) args.push("REV");
+  if (o.count !== undefined) args.push("LIMIT", o.offset ?? 0, o.count);
+  return args;
+}
+
 const flat = (fields: Record<string, Arg>): Arg[] => Object.entries(fields).flat();
 
 /** What the engine's commands send, by method name; shared by the client and its pipelines. */
@@ -46,8 +54,13 @@ const commands = {
   sadd: (key: string, ...members: string[]): Command => ["SADD", [key, ...members]],
   smembers: (key: string): Command => ["SMEMBERS", [key]],
   zrem: (key: string, ...members: string[]): Command => ["ZREM", [key, ...members]],
+  zrange: (key: string, min: number, max: number, o?: ZRangeOptions): Command => [
+    "ZRANGE",
+    zrangeArgs(key, min, max, o),
+  ],
   time: (): Command => ["TIME", []],
-};
+} satisfies Record<Exclude<keyof RedisStore, "pipeline" | "multi" | "createScript">, unknown> &
+  Record<Exclude<keyof RedisPipeline, "exec">, unknown>;
 
 /**
  * Command names go to ioredis upper-case, through `call`: ioredis reshapes some replies by lower-case

@@ -85,10 +85,13 @@ describe.each(["upstash", "tcp"])("RedisStore over %s", (name) => {
     expect(await redis().hlen(k("none"))).toBe(0);
   });
 
-  it("answers sets, sorted-set removal and TIME", async () => {
+  it("answers sets, sorted-set ranges and removal, and TIME", async () => {
     expect(await redis().sadd(k("set"), "x", "y")).toBe(2);
     expect((await redis().smembers(k("set"))).sort()).toEqual(["x", "y"]);
-    await admin.zadd(k("z"), 1, "m1", 2, "m2");
+    await admin.zadd(k("z"), 1, "m1", 2, "m2", 3, "m3");
+    expect(await redis().zrange(k("z"), 0, -1)).toEqual(["m1", "m2", "m3"]);
+    expect(await redis().zrange(k("z"), 0, 2, { byScore: true, offset: 0, count: 1 })).toEqual(["m1"]);
+    expect(await redis().zrange(k("z"), 2, 3, { byScore: true })).toEqual(["m2", "m3"]);
     expect(await redis().zrem(k("z"), "m1", "none")).toBe(1);
     const [seconds, micros] = await redis().time();
     expect(seconds).toMatch(/^\d{10}$/);
