@@ -61,10 +61,12 @@ export type ZRangeOptions = { rev?: boolean } & ({ byScore: true } | { byScore?:
 
 /** Commands queued for one round trip; `exec` answers their replies in order. */
 export type RedisPipeline = {
+  // biome-ignore lint/correctness/noUnusedVariables: mirrors Upstash's signature, whose call sites pass a type argument
   get<T = string>(key: string): RedisPipeline;
   set(key: string, value: string | number, options?: SetOptions): RedisPipeline;
   del(...keys: string[]): RedisPipeline;
   incr(key: string): RedisPipeline;
+  // biome-ignore lint/correctness/noUnusedVariables: mirrors Upstash's signature, whose call sites pass a type argument
   hget<T = string>(key: string, field: string): RedisPipeline;
   hgetall(key: string): RedisPipeline;
   hset(key: string, fields: Record<string, string | number>): RedisPipeline;

@@ -10,7 +10,10 @@ function recordingRedis() {
     pipeline() {
       const sent: [string, string, number][] = [];
       const pipe = {
-        hincrby: (key: string, field: string, n: number) => (sent.push([key, field, n]), pipe),
+        hincrby: (key: string, field: string, n: number) => {
+          sent.push([key, field, n]);
+          return pipe;
+        },
         expire: () => pipe,
         exec: async () => {
           writes.push(sent);
