@@ -4,30 +4,20 @@ import type { Config } from "../env";
 import { ApiError, StoreUnavailableError } from "../errors";
 import * as schema from "./schema";
 
-export type Db = ReturnType<typeof createDb>;
+export type Db = ReturnType<typeof connectDb>;
 
-function createDb(config: Config) {
+/**
+ * Drizzle over Neon's SQL-over-HTTP driver: one HTTP request per statement, no connection to hold.
+ * Locally NEON_HTTP_ENDPOINT points the driver at local/neon-http-server.ts. Built once by the services
+ * (src/services.ts).
+ */
+export function connectDb(config: Config) {
   if (config.NEON_HTTP_ENDPOINT) {
     const endpoint = config.NEON_HTTP_ENDPOINT;
     neonConfig.fetchEndpoint = () => endpoint;
   }
   const client = neon(config.DATABASE_URL);
   return Object.assign(drizzle({ client, schema }), { neon: client });
-}
-
-const clients = new Map<string, Db>();
-
-/**
- * The isolate's drizzle client over Neon's SQL-over-HTTP driver: one HTTP request per statement, no
- * connection to hold. Locally NEON_HTTP_ENDPOINT points the driver at local/neon-http-server.ts.
- */
-export function dbClient(config: Config): Db {
-  let db = clients.get(config.DATABASE_URL);
-  if (!db) {
-    db = createDb(config);
-    clients.set(config.DATABASE_URL, db);
-  }
-  return db;
 }
 
 /** The SQLSTATE of a database error, looking through wrappers (drizzle's DrizzleQueryError → cause). */

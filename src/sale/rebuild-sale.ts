@@ -1,7 +1,7 @@
-import type { Deps } from "../context";
 import { withDb } from "../db/client";
 import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
 import { withRedis } from "../redis";
+import type { Deps } from "../services";
 import { registerProductToken } from "./catalog";
 import { saleKeys } from "./keys";
 import { settleKeptOrders } from "./rebuild-followup";
@@ -40,7 +40,8 @@ export type RebuildReport = {
   pausedUntil: string;
 };
 
-export type RebuildDeps = Pick<Deps, "redis" | "db" | "now" | "config"> & Partial<Pick<Deps, "defer">>;
+export type RebuildDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash"> &
+  Partial<Pick<Deps, "defer">>;
 
 /**
  * Rebuilds a sale's Redis state from Postgres, for when Redis lost it (a failover with asynchronous
