@@ -19,14 +19,14 @@ import type { WorkerRuntime } from "./worker-runtime";
 
 const root = resolve(import.meta.dirname, "..");
 export type ServerRuntimeName = "deno" | "bun";
-export const serverBundleDir = join(root, "dist");
+export const serverBundleDir = join(root, ".wrangler", "servers");
 
 /** The bundle's path for a runtime. */
 export function serverBundle(runtime: ServerRuntimeName, outdir = serverBundleDir): string {
   return join(outdir, runtime, "server.js");
 }
 
-/** Bundles src/runtime/<runtime>.ts into one ES module (dist/<runtime>/server.js). */
+/** Bundles src/runtime/<runtime>.ts into one ES module (.wrangler/servers/<runtime>/server.js). */
 export async function buildServer(runtime: ServerRuntimeName, outdir = serverBundleDir): Promise<string> {
   const outfile = serverBundle(runtime, outdir);
   await build({

@@ -4,7 +4,7 @@ import { createServerEngine } from "./server";
 /**
  * The Bun entry: settings from the environment, `Bun.serve`, the scheduled handler on a timer
  * (CRON_SCHEDULE, wrangler.toml's "* * * * *" by default), SIGUSR2 runs it at once, and SIGTERM/SIGINT
- * finish the background work before exit. Run: `bun dist/bun/server.js` (`npm run build:servers`).
+ * finish the background work before exit. Run: `bun .wrangler/servers/bun/server.js` (`npm run build:servers`).
  */
 const engine = createServerEngine(Bun.env, {
   headersFile: await Bun.file(`${Bun.env.PUBLIC_DIR ?? "public"}/_headers`).text(),

@@ -5,7 +5,7 @@ import { createServerEngine } from "./server";
  * The Deno entry (Deno Deploy or `deno run`): settings from the environment, `Deno.serve`, the scheduled
  * handler on `Deno.cron` (CRON_SCHEDULE, wrangler.toml's "* * * * *" by default), SIGUSR2 runs it at
  * once, and SIGTERM/SIGINT finish the background work before exit.
- * Run: `deno run -A --unstable-cron dist/deno/server.js` (the bundle `npm run build:servers` makes).
+ * Run: `deno run -A --unstable-cron .wrangler/servers/deno/server.js` (the bundle `npm run build:servers` makes).
  */
 const engine = createServerEngine(Deno.env.toObject(), {
   headersFile: await Deno.readTextFile(`${Deno.env.get("PUBLIC_DIR") ?? "public"}/_headers`),
