@@ -40,9 +40,13 @@ export type ServeStaticOptions = {
   onFound: (path: string, c: Parameters<MiddlewareHandler>[0]) => void;
 };
 
+/** What Workers static assets answer with when `_headers` says nothing about caching. */
+const DEFAULT_CACHE_CONTROL = "public, max-age=0, must-revalidate";
+
 /**
  * Serves `public/` on a server runtime as Workers static assets do (wrangler.toml `[assets]`): the same
- * `_headers` rules, `/page` for `page.html` (and `/page.html` redirected there, `/` for `index.html`),
+ * `_headers` rules, `/page` for `page.html` (and `/page.html` redirected there, `/` for `index.html`), the same default
+ * Cache-Control,
  * files starting with `_` never served. A path with no file goes on to the app (its 404).
  *
  * @example
@@ -57,16 +61,26 @@ export function staticSite(options: {
     root: options.root,
     rewriteRequestPath: (path) => (path.endsWith("/") || /\.[^/]*$/.test(path) ? path : `${path}.html`),
     onFound: (_path, c) => {
-      for (const [name, value] of headersFor(options.rules, c.req.path))
-        c.header(name, value, { append: true });
+      c.header("Cache-Control", DEFAULT_CACHE_CONTROL);
+      const headers = new Map<string, string>();
+      for (const [name, value] of headersFor(options.rules, c.req.path)) {
+        const key = name.toLowerCase();
+        headers.set(key, headers.has(key) ? `${headers.get(key)}, ${value}` : value);
+      }
+      for (const [name, value] of headers) c.header(name, value);
     },
   });
   return async function staticSiteMiddleware(c, next) {
     const path = c.req.path;
     if (path.split("/").some((segment) => segment.startsWith("_"))) return next();
     if (path.endsWith(".html")) {
-      const target = path.replace(/(index)?\.html$/, "");
-      return c.redirect(`${target}${new URL(c.req.url).search}`, 307);
+      let missing = false;
+      await serve(c, async () => {
+        missing = true;
+      });
+      if (missing) return next();
+      c.header("Cache-Control", undefined);
+      return c.redirect(`${path.replace(/(index)?\.html$/, "")}${new URL(c.req.url).search}`, 307);
     }
     return serve(c, next);
   };

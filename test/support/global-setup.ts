@@ -1,5 +1,5 @@
-import { ensureSystemPackages } from "../../local/system-packages";
 import { buildServer } from "../../local/server-runtime";
+import { ensureSystemPackages } from "../../local/system-packages";
 import { buildWorker } from "../../local/worker-runtime";
 import { testRuntime } from "./app";
 
