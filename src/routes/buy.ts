@@ -8,6 +8,7 @@ import { publishSoon } from "../orders/publish-buffer";
 import { resolveUnanswered } from "../orders/void-order";
 import { clientIp, MAX_BUY_BODY_BYTES, parseBuyBody, parseIdempotencyKey } from "../sale/buy-request";
 import { CatalogMissingError, resolveProductToken } from "../sale/catalog";
+import { countSoldOutFromMemory } from "../sale/memory-answers";
 import { looksLikeProductToken } from "../sale/product-token";
 import { recoverLostSales } from "../sale/recover-sales";
 import type { ReserveOutcome } from "../sale/reserve-outcome";
@@ -44,7 +45,10 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
   const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
   const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
-  if (soldOutCache.has(saleId, now, keyed)) throw soldOut();
+  if (soldOutCache.has(saleId, now, keyed)) {
+    countSoldOutFromMemory(redis, saleId, now, defer);
+    throw soldOut();
+  }
 
   const attempt = { saleId, orderId: newOrderId(saleId), userId, quantity, idempotencyKey };
   const outcome = await reserveStock(

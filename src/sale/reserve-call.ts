@@ -17,7 +17,7 @@ export type ReserveLimits = {
 };
 
 const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
-const TIMELINE_TTL_SECONDS = 7 * 24 * 60 * 60;
+export const TIMELINE_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 /**
  * KEYS and ARGV for reserve-stock.lua, in the order its header documents. The one place that layout

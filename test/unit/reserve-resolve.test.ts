@@ -32,7 +32,12 @@ function fakeRedis(replies: (unknown[] | Error)[]) {
 
 function fakeClock() {
   let t = 0;
-  return { now: () => t, sleep: async (ms: number) => void (t += ms) };
+  return {
+    now: () => t,
+    sleep: async (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 describe("reserveStock resolves a run without a reply by running the same attempt again", () => {
