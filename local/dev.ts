@@ -170,7 +170,14 @@ async function main(): Promise<void> {
       server = await startServer({
         runtime,
         port: WORKER_PORT,
-        vars: { ...devVars(), ...stack.vars, CRON_SCHEDULE: wranglerCrons()[0] ?? "* * * * *" },
+        vars: {
+          ...devVars(),
+          ...stack.vars,
+          // servers talk TCP to redis-server and Postgres (the REST stand-ins stay up for the tools)
+          REDIS_URL: stack.redis.url,
+          DATABASE_DRIVER: "tcp",
+          CRON_SCHEDULE: wranglerCrons()[0] ?? "* * * * *",
+        },
       });
       void server.exited.then((code) => {
         if (!stopping) {

@@ -3,6 +3,8 @@ import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
 import { sweep } from "../orders/sweep";
 import { createServices, depsAt } from "../services";
+import { connectPostgresTcp } from "../stores/postgres-tcp";
+import { connectRedisTcp } from "../stores/redis-tcp";
 import { type CronTrigger, startCron } from "./cron-schedule";
 import { clientAddress, readServerSettings, type ServerSettings } from "./server-settings";
 import { parseHeadersFile, type ServeStaticOptions, staticSite } from "./static-site";
@@ -27,7 +29,10 @@ export function createServerEngine(
   options: { headersFile: string; serveStatic: (options: ServeStaticOptions) => MiddlewareHandler },
 ) {
   const settings: ServerSettings = readServerSettings(env);
-  const services = createServices(readConfig(env as unknown as Env));
+  const services = createServices(readConfig(env as unknown as Env), {
+    tcp: { redis: (url) => connectRedisTcp(url), postgres: (url) => connectPostgresTcp(url) },
+  });
+  console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);
   const tasks = createTaskSet();
   const app = createApp({
     services: () => services,

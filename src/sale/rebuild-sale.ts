@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
 import { withRedis } from "../redis";
@@ -59,9 +60,8 @@ export async function rebuildSale(
   saleId: string,
   quietSeconds: number,
 ): Promise<RebuildReport | null> {
-  const sql = deps.db.neon;
   const [sales, settled, live] = await withDb(() =>
-    sql.transaction([
+    deps.db.transaction([
       sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
       sql`with settled as (
             update orders set restored_at = now()

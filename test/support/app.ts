@@ -18,9 +18,17 @@ export function testRuntime(): RuntimeName {
 
 /**
  * Settings a server runtime gets in the tests besides the worker's: it trusts CF-Connecting-IP, as a
- * server behind Cloudflare would (TRUST_PROXY_HEADER), so the contract's per-IP tests mean the same.
+ * server behind Cloudflare would (TRUST_PROXY_HEADER), so the contract's per-IP tests mean the same;
+ * and it talks TCP to redis-server and Postgres (REDIS_URL, DATABASE_DRIVER=tcp) unless FLASH_STORES=rest
+ * (then the Upstash REST and Neon HTTP stand-ins, as Deno Deploy would).
  */
-export const SERVER_TEST_VARS = { TRUST_PROXY_HEADER: "CF-Connecting-IP" };
+export function serverTestVars(stack: Stack): Record<string, string> {
+  const tcp = (process.env.FLASH_STORES ?? "tcp") === "tcp";
+  return {
+    TRUST_PROXY_HEADER: "CF-Connecting-IP",
+    ...(tcp ? { REDIS_URL: stack.redis.url, DATABASE_DRIVER: "tcp" } : {}),
+  };
+}
 
 export type AppUnderTest = {
   stack: Stack;
@@ -55,7 +63,7 @@ export async function startApp(
     const worker =
       runtime === "workers"
         ? await startWorker({ vars: { ...vars, ...opts.vars } })
-        : await startServer({ runtime, vars: { ...vars, ...SERVER_TEST_VARS, ...opts.vars } });
+        : await startServer({ runtime, vars: { ...vars, ...serverTestVars(stack), ...opts.vars } });
     let redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
     const db = new pg.Pool({ connectionString: stack.vars.DATABASE_URL, max: 4 });
     // Idle clients see the server go away in the Postgres fault tests; that is expected, not a failure.
