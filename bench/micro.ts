@@ -50,7 +50,7 @@ async function build(): Promise<string> {
       env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
     },
   );
-  await copyFile(join(outdir, "micro-worker.js"), join(outdir, "index.js")); // the name startWorker serves
+  await copyFile(join(outdir, "micro-worker.js"), join(outdir, "workers.js")); // the name startWorker serves
   return outdir;
 }
 

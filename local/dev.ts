@@ -4,21 +4,43 @@
  * worker with `wrangler dev`, fires its Cron Trigger on wrangler.toml's schedule as production does
  * (local/cron.ts: the sweeper, reconciliation and overdue expiry), creates a demo sale (1,000 units,
  * limit 2 per user, live now) and prints how to use it. Ctrl-C stops every process it started. Data under `.local/` is reset at each start.
+ *
+ * `npm run dev:deno` / `npm run dev:bun` (`--runtime deno|bun`): the same stack with the engine on Deno or
+ * Bun instead (the bundle of src/runtime/<runtime>.ts, local/server-runtime.ts), its own cron
+ * (`Deno.cron`, a timer on Bun) on wrangler.toml's schedule, settings from .dev.vars as environment variables.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { type CronTrigger, startCron } from "./cron";
+import { type CronTrigger, startCron, wranglerCrons } from "./cron";
 import { migrate } from "./migrate";
 import { waitFor } from "./ports";
 import { RedisNotInstalledError } from "./redis-process";
+import { buildServer, type ServerRuntime, type ServerRuntimeName, startServer } from "./server-runtime";
 import { type Stack, startStack } from "./stack";
 import { ensureSystemPackages, MissingSystemPackagesError } from "./system-packages";
 
 const root = resolve(import.meta.dirname, "..");
 const WORKER_PORT = 8787;
 const workerUrl = `http://127.0.0.1:${WORKER_PORT}`;
+
+/** `--runtime workers|deno|bun` (default workers). */
+function runtimeOption(): "workers" | ServerRuntimeName {
+  const i = process.argv.indexOf("--runtime");
+  const name = i >= 0 ? process.argv[i + 1] : "workers";
+  if (name !== "workers" && name !== "deno" && name !== "bun")
+    throw new Error(`--runtime ${name}: expected workers, deno or bun`);
+  return name;
+}
+
+/** Every setting of .dev.vars (the server runtimes get them as environment variables). */
+function devVars(): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [, k, v] of readFileSync(join(root, ".dev.vars"), "utf8").matchAll(/^([A-Z0-9_]+)=(.*)$/gm))
+    vars[k ?? ""] = (v ?? "").trim();
+  return vars;
+}
 
 function ensureDevVars(): void {
   const target = join(root, ".dev.vars");
@@ -75,7 +97,7 @@ async function createDemoSale(adminToken: string): Promise<{ saleId: string; pro
 function printInstructions(sale: { saleId: string; productToken: string }, adminToken: string): void {
   const lines = [
     "",
-    "  Flash sale running locally",
+    `  Flash sale running locally (engine on ${runtimeOption()})`,
     `  Shopper page     ${workerUrl}/`,
     `  Operator page    ${workerUrl}/admin.html   (operator token: ${adminToken})`,
     `  Demo sale        ${sale.saleId}: 1,000 units, limit 2 per user, live now`,
@@ -98,12 +120,15 @@ async function main(): Promise<void> {
   await rm(join(root, ".local"), { recursive: true, force: true });
   let stack: Stack | undefined;
   let wrangler: ChildProcess | undefined;
+  let server: ServerRuntime | undefined;
   let cron: CronTrigger | undefined;
+  const runtime = runtimeOption();
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     cron?.stop();
+    await server?.stop().catch(() => {});
     if (wrangler?.pid) {
       try {
         process.kill(-wrangler.pid, "SIGTERM");
@@ -127,18 +152,41 @@ async function main(): Promise<void> {
     stack = await startStack({ mode: "dev", handleSignals: false });
     await migrate(stack.vars.DATABASE_URL);
     console.log("[dev] migrations applied");
-    wrangler = startWrangler({ ...stack.vars, PUBLIC_URL: workerUrl });
-    wrangler.once("exit", (code) => {
-      if (!stopping) {
-        console.error(`[dev] wrangler dev exited (${code}); stopping`);
-        void stop(1);
-      }
-    });
-    await waitFor(async () => (await fetch(`${workerUrl}/api/health`).catch(() => null))?.ok === true, {
-      timeoutMs: 60_000,
-      what: "wrangler dev",
-    });
-    cron = startCron({ fire: fireScheduled, log: (line) => console.error(`[dev] ${line}`) });
+    if (runtime === "workers") {
+      wrangler = startWrangler({ ...stack.vars, PUBLIC_URL: workerUrl });
+      wrangler.once("exit", (code) => {
+        if (!stopping) {
+          console.error(`[dev] wrangler dev exited (${code}); stopping`);
+          void stop(1);
+        }
+      });
+      await waitFor(async () => (await fetch(`${workerUrl}/api/health`).catch(() => null))?.ok === true, {
+        timeoutMs: 60_000,
+        what: "wrangler dev",
+      });
+      cron = startCron({ fire: fireScheduled, log: (line) => console.error(`[dev] ${line}`) });
+    } else {
+      await buildServer(runtime);
+      server = await startServer({
+        runtime,
+        port: WORKER_PORT,
+        vars: {
+          ...devVars(),
+          ...stack.vars,
+          // servers talk TCP to redis-server and Postgres (the REST stand-ins stay up for the tools)
+          REDIS_URL: stack.redis.url,
+          DATABASE_DRIVER: "tcp",
+          CRON_SCHEDULE: wranglerCrons()[0] ?? "* * * * *",
+        },
+      });
+      void server.exited.then((code) => {
+        if (!stopping) {
+          console.error(`[dev] the ${runtime} engine exited (${code}); stopping`);
+          void stop(1);
+        }
+      });
+      console.log(`[dev] engine on ${runtime} at ${workerUrl}`);
+    }
     const adminToken = devVar("ADMIN_TOKEN");
     printInstructions(await createDemoSale(adminToken), adminToken);
   } catch (error) {

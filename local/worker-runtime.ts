@@ -57,7 +57,7 @@ export function exampleSecrets(): Record<string, string> {
 function bundleModules(outdir: string) {
   const lua = readdirSync(outdir).filter((f) => f.endsWith(".lua"));
   return [
-    { type: "ESModule" as const, path: join(outdir, "index.js") },
+    { type: "ESModule" as const, path: join(outdir, "workers.js") },
     ...lua.map((f) => ({ type: "Text" as const, path: join(outdir, f) })),
   ];
 }

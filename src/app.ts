@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./context";
 import { ApiError, renderError, toApiError } from "./errors";
@@ -9,14 +9,43 @@ import { orderEventRoutes, saleEventRoutes } from "./routes/events";
 import { jobRoutes } from "./routes/jobs";
 import { orderRoutes } from "./routes/orders";
 import { saleRoutes } from "./routes/sales";
+import { type Defer, depsAt, type Services } from "./services";
+
+/** What a runtime entry (src/runtime/) gives the app: its services and its platform's ways. */
+export type Platform = {
+  /** The services (built once per isolate or process; on Workers from the first request's bindings). */
+  services(c: Context): Services;
+  /** Where this request's background work goes: `waitUntil` on Workers, the task set on servers. */
+  defer(c: Context): Defer;
+  /** The client's address as the platform gives it (a header it sets, or the socket's). */
+  clientIp(c: Context): string | undefined;
+  /** Serves `public/` on runtimes without a static assets layer (everything outside `/api/`). */
+  assets?: MiddlewareHandler;
+};
 
 /**
- * Builds the app: security headers, one error handler (every failure becomes the contract's error
- * body; nothing internal reaches the client), and the routes by resource.
+ * Builds the app from a runtime's platform: security headers, one error handler (every failure becomes
+ * the contract's error body; nothing internal reaches the client), and the routes by resource.
+ *
+ * @example
+ * const app = createApp({ services: () => services, defer: () => tasks.defer, clientIp: () => undefined });
  */
-export function createApp() {
+export function createApp(platform: Platform) {
   const app = new Hono<AppEnv>();
+  if (platform.assets) {
+    const assets = platform.assets;
+    app.use("*", (c, next) => (c.req.path.startsWith("/api/") ? next() : assets(c, next)));
+  }
   app.use(secureHeaders());
+  app.use("/api/*", async function requestDeps(c, next) {
+    const defer = platform.defer(c);
+    c.set(
+      "deps",
+      depsAt(platform.services(c), (task) => defer(task)),
+    );
+    c.set("clientIp", platform.clientIp(c));
+    await next();
+  });
   app.get("/api/health", (c) => c.json({ ok: true }));
   app.route("/api/sales", saleEventRoutes);
   app.route("/api/sales", saleRoutes);

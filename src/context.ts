@@ -1,27 +1,26 @@
 import type { Context } from "hono";
-import { dbClient } from "./db/client";
-import { type Env, readConfig } from "./env";
 import type { SignedJobVariables } from "./middleware/qstash-signature";
 import type { ShopperVariables } from "./middleware/shopper-auth";
-import { redisClient } from "./redis";
+import type { Deps } from "./services";
 
-/** The Hono environment of this app: bindings plus per-request variables set by middleware. */
-export type AppEnv = { Bindings: Env; Variables: ShopperVariables & SignedJobVariables };
+export type { Deps } from "./services";
+
+/** What the app sets on every request (src/app.ts): the deps, and the client's address as the platform gives it. */
+export type RequestVariables = { deps: Deps; clientIp: string | undefined };
+
+/** The Hono environment of this app: per-request variables (the bindings are the runtime entry's business). */
+export type AppEnv = { Variables: ShopperVariables & SignedJobVariables & RequestVariables };
 export type AppContext = Context<AppEnv>;
 
 /**
- * What a route needs, built from the request's bindings: validated config, the isolate's Redis client,
- * a database handle, the request's clock reading and `waitUntil`.
+ * What a route needs: the services (config, Redis, database, QStash), the request's clock reading and
+ * where its background work goes (`waitUntil` on Workers, the process's task set on Deno and Bun).
  */
-export function deps(c: AppContext) {
-  const config = readConfig(c.env);
-  return {
-    config,
-    redis: redisClient(config),
-    db: dbClient(config),
-    now: Date.now(),
-    defer: (p: Promise<unknown>) => c.executionCtx.waitUntil(p.catch((e) => console.error("background", e))),
-  };
+export function deps(c: AppContext): Deps {
+  return c.get("deps");
 }
 
-export type Deps = ReturnType<typeof deps>;
+/** The settings, for middleware written against any context (auth, signatures). */
+export function configOf(c: Context): Deps["config"] {
+  return (c as AppContext).get("deps").config;
+}

@@ -8,14 +8,16 @@ export type Env = {
   JWT_AUDIENCE?: string;
   ADMIN_TOKEN: string;
   PRODUCT_TOKEN_SECRET: string;
-  UPSTASH_REDIS_REST_URL: string;
-  UPSTASH_REDIS_REST_TOKEN: string;
+  UPSTASH_REDIS_REST_URL?: string;
+  UPSTASH_REDIS_REST_TOKEN?: string;
+  REDIS_URL?: string;
   QSTASH_URL?: string;
   QSTASH_TOKEN: string;
   QSTASH_CURRENT_SIGNING_KEY: string;
   QSTASH_NEXT_SIGNING_KEY: string;
   DATABASE_URL: string;
   NEON_HTTP_ENDPOINT?: string;
+  DATABASE_DRIVER?: string;
   PUBLIC_URL: string;
   DEV_LOGIN?: string;
   RATE_LIMIT_USER_PER_WINDOW?: string;
@@ -40,40 +42,53 @@ const optionalText = z
   .transform((v) => v?.trim() || undefined);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-const configSchema = z.object({
-  JWT_SECRET: secret,
-  JWT_ISSUER: optionalText,
-  JWT_AUDIENCE: optionalText,
-  ADMIN_TOKEN: secret,
-  PRODUCT_TOKEN_SECRET: secret,
-  UPSTASH_REDIS_REST_URL: z.url(),
-  UPSTASH_REDIS_REST_TOKEN: z.string().min(1),
-  QSTASH_URL: z.url().optional(),
-  QSTASH_TOKEN: z.string().min(1),
-  QSTASH_CURRENT_SIGNING_KEY: z.string().min(1),
-  QSTASH_NEXT_SIGNING_KEY: z.string().min(1),
-  DATABASE_URL: z.string().min(1),
-  NEON_HTTP_ENDPOINT: z.url().optional(),
-  PUBLIC_URL: z.url().transform((u) => u.replace(/\/+$/, "")),
-  DEV_LOGIN: z
-    .string()
-    .optional()
-    .transform((v) => v === "true"),
-  RATE_LIMIT_USER_PER_WINDOW: positiveInt(20),
-  RATE_LIMIT_IP_PER_WINDOW: positiveInt(2000),
-  RATE_LIMIT_WINDOW_SECONDS: positiveInt(1),
-  SOLD_OUT_CACHE_MS: z.coerce.number().int().min(0).default(1000),
-  CATALOG_REFRESH_MS: positiveInt(5000),
-  STORE_CLOCK_REFRESH_MS: positiveInt(60_000),
-  OUTBOX_GRACE_SECONDS: positiveInt(10),
-  RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
-  LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),
-  REALTIME_MAX_STREAMS: positiveInt(5000),
-  REALTIME_REFRESH_MS: positiveInt(250),
-  REALTIME_PING_MS: positiveInt(10_000),
-  /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
-  BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
-});
+const configSchema = z
+  .object({
+    JWT_SECRET: secret,
+    JWT_ISSUER: optionalText,
+    JWT_AUDIENCE: optionalText,
+    ADMIN_TOKEN: secret,
+    PRODUCT_TOKEN_SECRET: secret,
+    /** Redis over Upstash's REST API (every runtime) … */
+    UPSTASH_REDIS_REST_URL: z.url().optional(),
+    UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
+    /** … or over TCP, `redis://` / `rediss://` (server runtimes only; wins when set): see src/services.ts. */
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//)
+      .optional(),
+    QSTASH_URL: z.url().optional(),
+    QSTASH_TOKEN: z.string().min(1),
+    QSTASH_CURRENT_SIGNING_KEY: z.string().min(1),
+    QSTASH_NEXT_SIGNING_KEY: z.string().min(1),
+    DATABASE_URL: z.string().min(1),
+    NEON_HTTP_ENDPOINT: z.url().optional(),
+    /** `http` (Neon's SQL over HTTP) or `tcp` (a pool); unset: see `databaseDriver` in src/services.ts. */
+    DATABASE_DRIVER: z.enum(["http", "tcp"]).optional(),
+    PUBLIC_URL: z.url().transform((u) => u.replace(/\/+$/, "")),
+    DEV_LOGIN: z
+      .string()
+      .optional()
+      .transform((v) => v === "true"),
+    RATE_LIMIT_USER_PER_WINDOW: positiveInt(20),
+    RATE_LIMIT_IP_PER_WINDOW: positiveInt(2000),
+    RATE_LIMIT_WINDOW_SECONDS: positiveInt(1),
+    SOLD_OUT_CACHE_MS: z.coerce.number().int().min(0).default(1000),
+    CATALOG_REFRESH_MS: positiveInt(5000),
+    STORE_CLOCK_REFRESH_MS: positiveInt(60_000),
+    OUTBOX_GRACE_SECONDS: positiveInt(10),
+    RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
+    LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),
+    REALTIME_MAX_STREAMS: positiveInt(5000),
+    REALTIME_REFRESH_MS: positiveInt(250),
+    REALTIME_PING_MS: positiveInt(10_000),
+    /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
+    BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
+  })
+  .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
+    message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
+    path: ["REDIS_URL"],
+  });
 
 /** Typed, validated settings derived from {@link Env}. */
 export type Config = z.infer<typeof configSchema>;

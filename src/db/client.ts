@@ -1,34 +1,8 @@
-import { neon, neonConfig } from "@neondatabase/serverless";
-import { drizzle } from "drizzle-orm/neon-http";
-import type { Config } from "../env";
 import { ApiError, StoreUnavailableError } from "../errors";
-import * as schema from "./schema";
+import type { SqlStore } from "../stores/sql-store";
 
-export type Db = ReturnType<typeof createDb>;
-
-function createDb(config: Config) {
-  if (config.NEON_HTTP_ENDPOINT) {
-    const endpoint = config.NEON_HTTP_ENDPOINT;
-    neonConfig.fetchEndpoint = () => endpoint;
-  }
-  const client = neon(config.DATABASE_URL);
-  return Object.assign(drizzle({ client, schema }), { neon: client });
-}
-
-const clients = new Map<string, Db>();
-
-/**
- * The isolate's drizzle client over Neon's SQL-over-HTTP driver: one HTTP request per statement, no
- * connection to hold. Locally NEON_HTTP_ENDPOINT points the driver at local/neon-http-server.ts.
- */
-export function dbClient(config: Config): Db {
-  let db = clients.get(config.DATABASE_URL);
-  if (!db) {
-    db = createDb(config);
-    clients.set(config.DATABASE_URL, db);
-  }
-  return db;
-}
+/** The database, whichever driver is below it (src/stores/sql-store.ts; chosen in src/services.ts). */
+export type Db = SqlStore;
 
 /** The SQLSTATE of a database error, looking through wrappers (drizzle's DrizzleQueryError → cause). */
 function sqlState(error: unknown): string | null {

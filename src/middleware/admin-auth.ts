@@ -20,7 +20,7 @@ async function sameSecret(a: string, b: string): Promise<boolean> {
  * Guards `/api/admin/*` with `Authorization: Bearer <ADMIN_TOKEN>`; anything else is 401.
  *
  * @example
- * app.use("/api/admin/*", adminAuth({ token: (c) => readConfig(c.env).ADMIN_TOKEN }))
+ * app.use("/api/admin/*", adminAuth({ token: (c) => configOf(c).ADMIN_TOKEN }))
  */
 export function adminAuth(options: {
   token: (c: Parameters<MiddlewareHandler>[0]) => string;

@@ -17,7 +17,7 @@ const MAX_USER_ID_LENGTH = 128;
  * JWT_ISSUER / JWT_AUDIENCE when those are set. Anything else is 401 UNAUTHENTICATED.
  *
  * @example
- * app.get("/api/orders/:id", shopperAuth({ settings: (c) => readConfig(c.env) }), handler)
+ * app.get("/api/orders/:id", shopperAuth({ settings: (c) => configOf(c) }), handler)
  */
 export function shopperAuth(options: {
   settings: (c: Parameters<MiddlewareHandler>[0]) => ShopperTokenSettings;

@@ -1,7 +1,7 @@
-import { Client } from "@upstash/qstash";
 import type { Config } from "../env";
 import { StoreUnavailableError } from "../errors";
 import type { VoidRequest } from "../sale/void-reservation";
+import type { Services } from "../services";
 import type { QueuedOrder } from "./order-view";
 
 /** Job routes QStash delivers to (relative to PUBLIC_URL). */
@@ -14,22 +14,8 @@ export const jobPaths = {
 
 const JOB_RETRIES = 5;
 
-const clients = new Map<string, Client>();
-
-/** The isolate's QStash client (one per token and URL). */
-function qstash(config: Config): Client {
-  const key = `${config.QSTASH_URL ?? ""} ${config.QSTASH_TOKEN}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new Client({
-      token: config.QSTASH_TOKEN,
-      ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
-      retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
-    });
-    clients.set(key, client);
-  }
-  return client;
-}
+/** What publishing needs: the settings (job URLs) and the QStash client of the services. */
+export type PublishDeps = Pick<Services, "config" | "qstash">;
 
 /** A job's body: the orders it is about (one, or the batch an isolate reserved within a few ms). */
 export type OrderJobBody = { orders: QueuedOrder[] };
@@ -109,13 +95,13 @@ function orderJobs(
  * write message, and one timeout message per second of expiry (two messages for a one-sale rush batch).
  */
 export async function enqueueOrders(
-  config: Config,
+  { config, qstash }: PublishDeps,
   orders: QueuedOrder[],
   opts: { generation?: string; withTimeout?: boolean } = {},
 ): Promise<void> {
   if (orders.length === 0) return;
   try {
-    await qstash(config).batchJSON(orderJobs(config, orders, opts));
+    await qstash.batchJSON(orderJobs(config, orders, opts));
   } catch (error) {
     throw new StoreUnavailableError("qstash", error);
   }
@@ -128,9 +114,9 @@ const VOID_DELAY_SECONDS = 5;
  * Hands the void of an unanswered buy attempt to QStash (src/orders/void-order.ts): delivered a few
  * seconds later to `/api/jobs/void-reservation`, retried while the stores are down, one per order id.
  */
-export async function enqueueVoid(config: Config, req: VoidRequest): Promise<void> {
+export async function enqueueVoid({ config, qstash }: PublishDeps, req: VoidRequest): Promise<void> {
   try {
-    await qstash(config).publishJSON({
+    await qstash.publishJSON({
       url: `${config.PUBLIC_URL}${jobPaths.voidReservation}`,
       body: req,
       delay: VOID_DELAY_SECONDS,

@@ -1,13 +1,13 @@
-import type { Deps } from "../context";
 import { ApiError } from "../errors";
 import { restoreStock } from "../sale/restore-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
+import type { Deps } from "../services";
 import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";
 import { materializeOrder, writeAndAck } from "./order-write-job";
 import { readQueuedOrder } from "./queued-order-store";
 
-export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config">;
+export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash">;
 
 /**
  * Returns expired or cancelled orders' units to Redis (exactly once each, guarded by the ledger) and

@@ -1,5 +1,4 @@
-import type { Config } from "../env";
-import { enqueueOrders } from "./enqueue-order";
+import { enqueueOrders, type PublishDeps } from "./enqueue-order";
 import type { QueuedOrder } from "./order-view";
 
 const WINDOW_MS = 5;
@@ -20,7 +19,7 @@ let open: Batch | null = null;
  * request's I/O (workerd cancels such requests). A batch that fails is not retried here: the outbox
  * sweeper republishes its orders, whichever request's they were.
  */
-export function publishSoon(config: Config, order: QueuedOrder): Promise<void> {
+export function publishSoon(deps: PublishDeps, order: QueuedOrder): Promise<void> {
   if (open) {
     open.orders.push(order);
     if (open.orders.length >= MAX_ORDERS) open = null;
@@ -30,6 +29,6 @@ export function publishSoon(config: Config, order: QueuedOrder): Promise<void> {
   open = batch;
   return new Promise<void>((resolve) => setTimeout(resolve, WINDOW_MS)).then(() => {
     if (open === batch) open = null;
-    return enqueueOrders(config, batch.orders);
+    return enqueueOrders(deps, batch.orders);
   });
 }

@@ -1,5 +1,4 @@
 import { sql } from "drizzle-orm";
-import type { Deps } from "../context";
 import { withDb } from "../db/client";
 import { withRedis } from "../redis";
 import { toRecord } from "../redis-reply";
@@ -7,6 +6,7 @@ import { saleKeys } from "../sale/keys";
 import { setSalePausedInDb } from "../sale/sale-repository";
 import { setSalePaused } from "../sale/sale-store";
 import { type AppliedAdjustment, recordAppliedAdjustments } from "../sale/stock-adjustment";
+import type { Deps } from "../services";
 import { enqueueOrders } from "./enqueue-order";
 import type { QueuedOrder } from "./order-view";
 import { type SaleStats, saleStats } from "./sale-stats";
@@ -54,7 +54,7 @@ export type ReconcileReport = {
  * a late delivery of its order write relies on the entry to know the order is already counted.
  */
 export async function reconcileSale(
-  deps: Pick<Deps, "redis" | "db" | "config" | "now">,
+  deps: Pick<Deps, "redis" | "db" | "config" | "qstash" | "now">,
   saleId: string,
   graceMs: number,
 ): Promise<ReconcileReport> {
@@ -137,7 +137,7 @@ export async function reconcileSale(
   const completedAdjustments = await recordAppliedAdjustments(deps, saleId, unrecorded);
   for (let i = 0; i < lost.length; i += PUBLISH_CHUNK) {
     const chunk = lost.slice(i, i + PUBLISH_CHUNK);
-    await enqueueOrders(deps.config, chunk, { generation: `r${Math.floor(deps.now / 60_000)}` });
+    await enqueueOrders(deps, chunk, { generation: `r${Math.floor(deps.now / 60_000)}` });
   }
   const reserved = new Set(reservations.map((r) => r.field.slice(2)));
   const ordersWithoutReservation = result.rows

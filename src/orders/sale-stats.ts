@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
-import type { Deps } from "../context";
 import { withDb } from "../db/client";
 import { withRedis } from "../redis";
 import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
+import type { Deps } from "../services";
 import { parseQueuedOrder, type QueuedOrder } from "./order-view";
 
 export type SaleStats = {

@@ -1,9 +1,7 @@
-import { dbClient } from "../db/client";
-import { type Env, readConfig } from "../env";
-import { redisClient } from "../redis";
 import { recoverLostSales } from "../sale/recover-sales";
 import type { SaleRecord } from "../sale/sale-record";
 import { readAllSales } from "../sale/sale-store";
+import type { Deps } from "../services";
 import { enqueueOrders } from "./enqueue-order";
 import { expireOrder, settleRestore } from "./order-lifecycle";
 import { findOrder, findOverdue, findUnrestored } from "./order-repository";
@@ -32,10 +30,10 @@ export type SweepReport = {
  * 2. expired or cancelled orders whose units are not back in Redis yet are restored;
  * 3. live sales (and those ended within the hour) are reconciled: Redis ledger against Postgres;
  * 4. unpaid orders well past their window (their timeout job is late or lost) are expired.
+ * Every runtime runs it from its own schedule (src/runtime/): Workers' Cron Trigger, `Deno.cron`, a timer on Bun.
  */
-export async function sweep(env: Env, now: number): Promise<SweepReport> {
-  const config = readConfig(env);
-  const deps = { config, redis: redisClient(config), db: dbClient(config), now };
+export async function sweep(deps: Deps): Promise<SweepReport> {
+  const { config, now } = deps;
   const report: SweepReport = {
     recovered: 0,
     republished: 0,
@@ -73,7 +71,7 @@ export async function sweep(env: Env, now: number): Promise<SweepReport> {
       );
       for (let i = 0; i < stale.length; i += PUBLISH_CHUNK) {
         const chunk = stale.slice(i, i + PUBLISH_CHUNK);
-        if (await attempt(() => enqueueOrders(config, chunk, { generation: `s${Math.floor(now / 60_000)}` })))
+        if (await attempt(() => enqueueOrders(deps, chunk, { generation: `s${Math.floor(now / 60_000)}` })))
           report.republished += chunk.length;
       }
     }

@@ -52,7 +52,7 @@ export async function resolveUnanswered(
     console.warn(`void of ${req.orderId} not settled in the request; handing it to QStash`, error);
   }
   try {
-    await enqueueVoid(deps.config, req);
+    await enqueueVoid(deps, req);
   } catch (error) {
     console.error(`void of ${req.orderId} could not be handed to QStash: it may stay reserved`, error);
   }

@@ -1,9 +1,9 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import type { Db } from "../db/client";
 import { findOrders } from "../orders/order-repository";
 import { type OrderView, parseQueuedOrder, queuedView, rowView } from "../orders/order-view";
 import { withRedis } from "../redis";
 import { saleKeys } from "../sale/keys";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 
 /** A watched order with its owner: a stream shows it only to a shopper whose id matches `userId`. */

@@ -1,8 +1,8 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import { withRedis } from "../redis";
 import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
 import { fromMetaFields, type SaleRecord, type SaleView, toSaleView } from "../sale/sale-record";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 
 /**

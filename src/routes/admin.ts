@@ -1,6 +1,5 @@
 import { Hono } from "hono";
-import { type AppContext, type AppEnv, deps } from "../context";
-import { readConfig } from "../env";
+import { type AppContext, type AppEnv, configOf, deps } from "../context";
 import { ApiError, StoreUnavailableError } from "../errors";
 import { parseJsonObject, readBoundedBody } from "../http/read-body";
 import { newSaleId } from "../ids";
@@ -45,7 +44,7 @@ async function pauseRoute(c: AppContext, paused: boolean) {
 
 /** Operator routes, all behind `Authorization: Bearer <ADMIN_TOKEN>`. */
 export const adminRoutes = new Hono<AppEnv>()
-  .use(adminAuth({ token: (c) => readConfig(c.env).ADMIN_TOKEN }))
+  .use(adminAuth({ token: (c) => configOf(c).ADMIN_TOKEN }))
   .get("/sales", async (c) => {
     const { redis, now } = deps(c);
     const sales = await readAllSales(redis);

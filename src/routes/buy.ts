@@ -53,7 +53,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   const attempt = { saleId, orderId: newOrderId(saleId), userId, quantity, idempotencyKey };
   const outcome = await reserveStock(
     redis,
-    { ...attempt, ip: clientIp(c.req.header("CF-Connecting-IP")), now },
+    { ...attempt, ip: clientIp(c.get("clientIp")), now },
     {
       userPerWindow: config.RATE_LIMIT_USER_PER_WINDOW,
       ipPerWindow: config.RATE_LIMIT_IP_PER_WINDOW,
@@ -92,7 +92,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
     epoch: outcome.epoch,
   };
   // a replay whose order is still in the outbox may be the only copy of it (its first publish lost)
-  if (!outcome.replay || outcome.pending) defer(publishSoon(config, order));
+  if (!outcome.replay || outcome.pending) defer(publishSoon(d, order));
   return c.json(
     {
       orderId: outcome.orderId,

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { type AppContext, type AppEnv, type Deps, deps } from "../context";
-import { readConfig } from "../env";
+import { type AppContext, type AppEnv, configOf, type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { shopperAuth } from "../middleware/shopper-auth";
@@ -109,7 +108,7 @@ const ordersOf = (ids: string[]) => new Map(ids.map((id) => [id, saleIdOfOrder(i
  * through the isolate's one order feed; ends after a final status. Anyone else gets 404 before a stream.
  */
 export const orderEventRoutes = new Hono<AppEnv>()
-  .use("/:orderId/events", shopperAuth({ settings: (c) => readConfig(c.env) }))
+  .use("/:orderId/events", shopperAuth({ settings: (c) => configOf(c) }))
   .get("/:orderId/events", async (c) => {
     const d = deps(c);
     const orderId = c.req.param("orderId");

@@ -1,6 +1,5 @@
 import { Hono } from "hono";
-import { type AppEnv, deps } from "../context";
-import { readConfig } from "../env";
+import { type AppEnv, configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { qstashSignature } from "../middleware/qstash-signature";
@@ -28,7 +27,7 @@ function signed(maxBodyBytes: number) {
   return qstashSignature({
     maxBodyBytes,
     keys: (c) => {
-      const config = readConfig(c.env);
+      const config = configOf(c);
       return { current: config.QSTASH_CURRENT_SIGNING_KEY, next: config.QSTASH_NEXT_SIGNING_KEY };
     },
   });

@@ -1,6 +1,5 @@
 import { Hono } from "hono";
-import { type AppEnv, deps } from "../context";
-import { readConfig } from "../env";
+import { type AppEnv, configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { parseJsonObject, readBoundedBody } from "../http/read-body";
 import { saleIdOfOrder } from "../ids";
@@ -31,7 +30,7 @@ function parsePaymentRef(text: string): string | null {
  * is queued (one HGET) and Postgres after (one query).
  */
 export const orderRoutes = new Hono<AppEnv>()
-  .use(shopperAuth({ settings: (c) => readConfig(c.env) }))
+  .use(shopperAuth({ settings: (c) => configOf(c) }))
   .get("/:orderId", async (c) => {
     const d = deps(c);
     const orderId = c.req.param("orderId");

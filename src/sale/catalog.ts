@@ -1,7 +1,7 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import type { BloomFilter } from "bloom-filters";
 import { StoreUnavailableError } from "../errors";
 import { withRedis } from "../redis";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { catalogKeys } from "./keys";
 import { buildTokenFilter, parseTokenFilter } from "./token-filter";
 

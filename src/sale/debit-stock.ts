@@ -1,5 +1,5 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import { withRedis } from "../redis";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { saleKeys } from "./keys";
 import { runScript, type ScriptReply } from "./scripts";
 

@@ -1,4 +1,4 @@
-import type { Redis } from "@upstash/redis/cloudflare";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { saleKeys } from "./keys";
 import { TIMELINE_TTL_SECONDS } from "./reserve-call";
 

@@ -44,7 +44,7 @@ export async function settleKeptOrders(
   if (paused !== undefined && paused !== pausedAsRead) await setSalePaused(deps.redis, saleId, paused);
   const unwritten = kept.filter((o) => !status.has(o.orderId));
   if (unwritten.length > 0) {
-    await enqueueOrders(deps.config, unwritten, { generation: `rebuild-${deps.now}` }).catch((error) =>
+    await enqueueOrders(deps, unwritten, { generation: `rebuild-${deps.now}` }).catch((error) =>
       console.warn(`rebuild of sale ${saleId}: ${unwritten.length} kept order(s) left to the sweeper`, error),
     );
   }

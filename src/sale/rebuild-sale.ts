@@ -1,7 +1,8 @@
-import type { Deps } from "../context";
+import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
 import { withRedis } from "../redis";
+import type { Deps } from "../services";
 import { registerProductToken } from "./catalog";
 import { saleKeys } from "./keys";
 import { settleKeptOrders } from "./rebuild-followup";
@@ -40,7 +41,8 @@ export type RebuildReport = {
   pausedUntil: string;
 };
 
-export type RebuildDeps = Pick<Deps, "redis" | "db" | "now" | "config"> & Partial<Pick<Deps, "defer">>;
+export type RebuildDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash"> &
+  Partial<Pick<Deps, "defer">>;
 
 /**
  * Rebuilds a sale's Redis state from Postgres, for when Redis lost it (a failover with asynchronous
@@ -58,9 +60,8 @@ export async function rebuildSale(
   saleId: string,
   quietSeconds: number,
 ): Promise<RebuildReport | null> {
-  const sql = deps.db.neon;
   const [sales, settled, live] = await withDb(() =>
-    sql.transaction([
+    deps.db.transaction([
       sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
       sql`with settled as (
             update orders set restored_at = now()

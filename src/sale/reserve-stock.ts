@@ -1,5 +1,5 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import { StoreUnavailableError } from "../errors";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
 import { decodeReserveReply, type ReserveOutcome } from "./reserve-outcome";
 import { runScript, type ScriptReply } from "./scripts";

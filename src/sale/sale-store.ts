@@ -1,6 +1,6 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import { withRedis } from "../redis";
 import { toRecord } from "../redis-reply";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { catalogKeys, saleKeys } from "./keys";
 import { fromMetaFields, type SaleRecord, toMetaFields } from "./sale-record";
 import { runScript } from "./scripts";

@@ -1,4 +1,3 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import adjustStockLua from "../../lua/adjust-stock.lua";
 import debitStockLua from "../../lua/debit-stock.lua";
 import initSaleLua from "../../lua/init-sale.lua";
@@ -7,6 +6,7 @@ import reserveStockLua from "../../lua/reserve-stock.lua";
 import restoreStockLua from "../../lua/restore-stock.lua";
 import setSalePausedLua from "../../lua/set-sale-paused.lua";
 import voidReservationLua from "../../lua/void-reservation.lua";
+import type { RedisStore as Redis } from "../stores/redis-store";
 
 /** Raw script replies: arrays of integers and strings, decoded by each script's outcome module. */
 export type ScriptReply = (string | number)[];

@@ -1,5 +1,5 @@
-import type { Deps } from "../context";
 import { newAdjustmentId } from "../ids";
+import type { Deps } from "../services";
 import { adjustStock } from "./adjust-stock";
 import type { SaleRecord } from "./sale-record";
 import { findAdjustment, recordAdjustment } from "./sale-repository";

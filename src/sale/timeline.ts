@@ -1,6 +1,6 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import { withRedis } from "../redis";
 import { toRecord } from "../redis-reply";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { saleKeys } from "./keys";
 
 /** Outcome names for the reservation script's codes, as the operator chart labels them. */

@@ -1,6 +1,6 @@
-import type { Redis } from "@upstash/redis/cloudflare";
 import type { QueuedOrder } from "../orders/order-view";
 import { withRedis } from "../redis";
+import type { RedisStore as Redis } from "../stores/redis-store";
 import { saleKeys } from "./keys";
 import { runScript, type ScriptReply } from "./scripts";
 

@@ -75,6 +75,8 @@ export type RedisPipeline = {
   hlen(key: string): RedisPipeline;
   sadd(key: string, member: string, ...members: string[]): RedisPipeline;
   zrem(key: string, ...members: string[]): RedisPipeline;
+  hincrby(key: string, field: string, increment: number): RedisPipeline;
+  expire(key: string, seconds: number): RedisPipeline;
   exec<T extends unknown[] = unknown[]>(): Promise<T>;
 };
 

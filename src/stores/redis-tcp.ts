@@ -59,6 +59,8 @@ const commands = {
     zrangeArgs(key, min, max, o),
   ],
   time: (): Command => ["TIME", []],
+  hincrby: (key: string, field: string, increment: number): Command => ["HINCRBY", [key, field, increment]],
+  expire: (key: string, seconds: number): Command => ["EXPIRE", [key, seconds]],
 } satisfies Record<Exclude<keyof RedisStore, "pipeline" | "multi" | "createScript">, unknown> &
   Record<Exclude<keyof RedisPipeline, "exec">, unknown>;
 

@@ -1,12 +1,39 @@
 import { Redis } from "ioredis";
 import pg from "pg";
 import { migrate } from "../../local/migrate";
+import { type ServerRuntimeName, startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
 import { type ApiClient, apiClient } from "./api";
 
+export type RuntimeName = "workers" | ServerRuntimeName;
+
+/** The runtime the contract tests run the engine on: FLASH_RUNTIME=workers (default), deno or bun. */
+export function testRuntime(): RuntimeName {
+  const name = process.env.FLASH_RUNTIME ?? "workers";
+  if (name !== "workers" && name !== "deno" && name !== "bun")
+    throw new Error(`FLASH_RUNTIME=${name}: expected workers, deno or bun`);
+  return name;
+}
+
+/**
+ * Settings a server runtime gets in the tests besides the worker's: it trusts CF-Connecting-IP, as a
+ * server behind Cloudflare would (TRUST_PROXY_HEADER), so the contract's per-IP tests mean the same;
+ * and it talks TCP to redis-server and Postgres (REDIS_URL, DATABASE_DRIVER=tcp) unless FLASH_STORES=rest
+ * (then the Upstash REST and Neon HTTP stand-ins, as Deno Deploy would).
+ */
+export function serverTestVars(stack: Stack): Record<string, string> {
+  const tcp = (process.env.FLASH_STORES ?? "tcp") === "tcp";
+  return {
+    TRUST_PROXY_HEADER: "CF-Connecting-IP",
+    ...(tcp ? { REDIS_URL: stack.redis.url, DATABASE_DRIVER: "tcp" } : {}),
+  };
+}
+
 export type AppUnderTest = {
   stack: Stack;
+  runtime: RuntimeName;
+  /** The engine (named worker for history): workerd through Miniflare, or a Deno or Bun process. */
   worker: WorkerRuntime;
   api: ApiClient;
   /** A direct connection to the stack's redis-server (inspection only: the worker goes through REST). */
@@ -22,21 +49,28 @@ export type AppUnderTest = {
 
 /**
  * The whole product on real servers: redis-server behind the Upstash REST stand-in, Postgres behind the
- * Neon HTTP stand-in, the QStash stand-in, migrations applied, and the built worker in workerd.
+ * Neon HTTP stand-in, the QStash stand-in, migrations applied, and the engine on `runtime` (default
+ * FLASH_RUNTIME, else workers): the built worker in workerd, or the bundled server on Deno or Bun.
  */
-export async function startApp(opts: { vars?: Record<string, string> } = {}): Promise<AppUnderTest> {
+export async function startApp(
+  opts: { vars?: Record<string, string>; runtime?: RuntimeName } = {},
+): Promise<AppUnderTest> {
+  const runtime = opts.runtime ?? testRuntime();
   const stack = await startStack({ mode: "test", quiet: true });
   try {
     await migrate(stack.vars.DATABASE_URL);
-    const worker = await startWorker({
-      vars: { ...wranglerVars(), ...exampleSecrets(), ...stack.vars, ...opts.vars },
-    });
+    const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
+    const worker =
+      runtime === "workers"
+        ? await startWorker({ vars: { ...vars, ...opts.vars } })
+        : await startServer({ runtime, vars: { ...vars, ...serverTestVars(stack), ...opts.vars } });
     let redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
     const db = new pg.Pool({ connectionString: stack.vars.DATABASE_URL, max: 4 });
     // Idle clients see the server go away in the Postgres fault tests; that is expected, not a failure.
     db.on("error", () => {});
     return {
       stack,
+      runtime,
       worker,
       api: apiClient(worker.url),
       get redis() {

@@ -1,7 +1,6 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { Config } from "../../src/env";
-import { enqueueOrders } from "../../src/orders/enqueue-order";
+import { enqueueOrders, type PublishDeps } from "../../src/orders/enqueue-order";
 import type { QueuedOrder } from "../../src/orders/order-view";
 import { publishSoon } from "../../src/orders/publish-buffer";
 import { forgetCatalog, resolveProductToken } from "../../src/sale/catalog";
@@ -73,9 +72,9 @@ describe("no request waits on another request's I/O", () => {
       expiresAt: 1,
       epoch: 1,
     });
-    const config = {} as Config;
-    const owner = publishSoon(config, order("a"));
-    const joiner = publishSoon(config, order("b"));
+    const publisher = {} as PublishDeps;
+    const owner = publishSoon(publisher, order("a"));
+    const joiner = publishSoon(publisher, order("b"));
     expect(await settledOrWaiting(joiner)).toBeUndefined();
     expect(await settledOrWaiting(owner)).toBe(WAITING);
     expect(vi.mocked(enqueueOrders).mock.calls.map(([, orders]) => orders.map((o) => o.orderId))).toEqual([

@@ -23,7 +23,7 @@ function deps(reply: unknown[] | Error) {
       },
     }),
   } as unknown as Redis;
-  return { redis, db: {} as never, now: 1_800_000_000_000, config: {} as never };
+  return { redis, db: {} as never, now: 1_800_000_000_000, config: {} as never, qstash: {} as never };
 }
 
 afterEach(() => {
@@ -50,7 +50,7 @@ describe("resolveUnanswered: the buy route's last step for an attempt no run ans
     expect(await resolveUnanswered(deps(new Error("timeout")), req)).toEqual({ kind: "voided" });
     expect(await resolveUnanswered(deps([3, ""]), req)).toEqual({ kind: "voided" });
     expect(enqueueVoid).toHaveBeenCalledTimes(2);
-    expect(enqueueVoid).toHaveBeenCalledWith({}, req);
+    expect(enqueueVoid).toHaveBeenCalledWith(expect.objectContaining({ qstash: {} }), req);
   });
 
   it("QStash unreachable too: still 503, and the double failure is logged", async () => {

@@ -1,0 +1,104 @@
+import type { MiddlewareHandler } from "hono";
+import { createApp } from "../app";
+import { type Env, readConfig } from "../env";
+import { sweep } from "../orders/sweep";
+import { createServices, depsAt } from "../services";
+import { connectPostgresTcp } from "../stores/postgres-tcp";
+import { connectRedisTcp } from "../stores/redis-tcp";
+import { type CronTrigger, startCron } from "./cron-schedule";
+import { clientAddress, readServerSettings, type ServerSettings } from "./server-settings";
+import { parseHeadersFile, type ServeStaticOptions, staticSite } from "./static-site";
+import { createTaskSet } from "./task-set";
+
+/** What a server entry passes to the app with each request: the socket's address. */
+export type SocketInfo = { remoteAddress?: string };
+
+/**
+ * The engine on a server runtime (Deno, Bun), from its environment variables: the services built once,
+ * the process's task set for background work, `public/` with `_headers`, the scheduled handler (the
+ * sweeper, reconciliation, overdue expiry: the Workers Cron Trigger's work) on CRON_SCHEDULE, and a
+ * shutdown that stops taking requests, then finishes the background work (pending publishes) before
+ * the process exits. The entries only wire it to `Deno.serve` / `Bun.serve` and the signals.
+ *
+ * @example
+ * const engine = createServerEngine(Deno.env.toObject(), { headersFile, serveStatic });
+ * Deno.serve({ port: engine.settings.PORT }, (req, info) => engine.fetch(req, { remoteAddress: info.remoteAddr.hostname }));
+ */
+export function createServerEngine(
+  env: Record<string, string | undefined>,
+  options: { headersFile: string; serveStatic: (options: ServeStaticOptions) => MiddlewareHandler },
+) {
+  const settings: ServerSettings = readServerSettings(env);
+  const services = createServices(readConfig(env as unknown as Env), {
+    tcp: { redis: (url) => connectRedisTcp(url), postgres: (url) => connectPostgresTcp(url) },
+  });
+  console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);
+  const tasks = createTaskSet();
+  const app = createApp({
+    services: () => services,
+    defer: () => tasks.defer,
+    clientIp: (c) =>
+      clientAddress(settings, (name) => c.req.header(name), (c.env as SocketInfo | undefined)?.remoteAddress),
+    assets: staticSite({
+      root: settings.PUBLIC_DIR,
+      rules: parseHeadersFile(options.headersFile),
+      serve: options.serveStatic,
+    }),
+  });
+
+  let running: Promise<void> | null = null;
+  let again = false;
+  /** Runs the scheduled handler now, or once more right after the run in progress; logs its report. */
+  function runScheduled(trigger: string): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        const report = await sweep(depsAt(services, tasks.defer)).catch((error) => {
+          console.error("sweep", error);
+          return null;
+        });
+        console.log(`sweep ${JSON.stringify({ trigger, report })}`);
+      } while (again);
+    })().finally(() => {
+      running = null;
+    });
+    return running;
+  }
+
+  let cron: CronTrigger | null = null;
+  let stopping: Promise<void> | null = null;
+  return {
+    settings,
+    fetch: (request: Request, info: SocketInfo) => app.fetch(request, info),
+    runScheduled,
+    /** Starts the timer for CRON_SCHEDULE (runtimes without a cron of their own). */
+    startTimer(): void {
+      if (settings.CRON_SCHEDULE !== "off")
+        cron = startCron({ crons: [settings.CRON_SCHEDULE], fire: () => runScheduled("cron") });
+    },
+    /**
+     * Stops the process's work in order: no new requests (`stopServing`, given the grace period for open
+     * streams), no new scheduled runs, then every background task and a running sweep finish, then the
+     * connections close. Idempotent.
+     */
+    shutdown(stopServing: () => Promise<unknown>): Promise<void> {
+      stopping ??= (async () => {
+        cron?.stop();
+        await Promise.race([
+          stopServing().catch(() => undefined),
+          new Promise((r) => setTimeout(r, settings.SHUTDOWN_GRACE_MS)),
+        ]);
+        await running;
+        await tasks.drain();
+        await services.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+export type ServerEngine = ReturnType<typeof createServerEngine>;

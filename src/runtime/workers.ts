@@ -1,0 +1,27 @@
+import { createApp } from "../app";
+import { type Env, readConfig } from "../env";
+import { sweep } from "../orders/sweep";
+import { createServices, depsAt, type Services } from "../services";
+
+let services: Services | undefined;
+
+/** The isolate's services, built from the first bindings it sees (they are stable for its life). */
+function servicesOf(env: Env): Services {
+  services ??= createServices(readConfig(env));
+  return services;
+}
+
+const app = createApp({
+  services: (c) => servicesOf(c.env as Env),
+  defer: (c) => (task) => c.executionCtx.waitUntil(task),
+  clientIp: (c) => c.req.header("CF-Connecting-IP"),
+});
+
+/** The Workers entry: requests through the app; the Cron Trigger runs the sweeper in `waitUntil`. */
+export default {
+  fetch: app.fetch,
+  scheduled(_controller, env, ctx) {
+    const deps = depsAt(servicesOf(env), (task) => ctx.waitUntil(task));
+    ctx.waitUntil(sweep(deps));
+  },
+} satisfies ExportedHandler<Env>;
