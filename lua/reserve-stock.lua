@@ -55,6 +55,10 @@
     {8, mayStillBuy}                                 LIMIT_EXCEEDED
     {9, remaining}                                   INSUFFICIENT_STOCK
     {10}                                             SOLD_OUT
+    {code, payload or 0, 1}                          a refusal (4 to 10) given again to the same
+                                                     Idempotency-Key: the first answer's code and
+                                                     payload, then 1 (a replay: it says nothing about
+                                                     the sale now)
     {11}                                             VOIDED: this order id was voided (or is final);
                                                      nothing reserved, nothing stored as an answer
 ]]
@@ -138,7 +142,8 @@ if hasIdem then
       end
       return replayed(result)
     end
-    return result
+    -- a refusal given again says nothing about the sale now (its units may have come back since)
+    return {result[1], result[2] or 0, 1}
   end
 end
 

@@ -113,6 +113,23 @@ describe("the sold-out memory", () => {
     expect([delta.evalsha, delta.eval], JSON.stringify(delta)).toEqual([undefined, undefined]);
   });
 
+  it("a replayed 410 says nothing about the sale now: it does not mark the sale sold out again", async () => {
+    const sale = await app.api.createSale({ stock: 1, perUserLimit: 1 });
+    const held = await app.api.buy(sale.productToken, "holder-r", 1);
+    expect(held.status).toBe(202);
+    const key = { "Idempotency-Key": "k-stale-410" };
+    const first = await app.api.buy(sale.productToken, "keyed-r", 1, key);
+    expect([first.status, errorCode(first.body)]).toEqual([410, "SOLD_OUT"]);
+    // the unit comes back: this isolate forgets that the sale was sold out
+    expect((await app.api.order(String(held.body.orderId), "holder-r", "cancel")).status).toBe(200);
+    // the key's first answer is replayed, as the contract says; the sale is not sold out
+    const replay = await app.api.buy(sale.productToken, "keyed-r", 1, key);
+    expect([replay.status, errorCode(replay.body)]).toEqual([410, "SOLD_OUT"]);
+    expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe("1");
+    const other = await app.api.buy(sale.productToken, "unkeyed-r", 1);
+    expect(other.status, other.text).toBe(202);
+  });
+
   it("may answer 410 ahead of the window, pause and allowance checks", async () => {
     const sale = await app.api.createSale({ stock: 1, perUserLimit: 1 });
     expect((await app.api.buy(sale.productToken, "holder", 1)).status).toBe(202);

@@ -112,6 +112,10 @@ describe("reserve-stock.lua against a real redis-server", () => {
       idem: "click-2",
     });
     expect(r1).toEqual([7, 2]);
+    // given again, a refusal is marked as a replay (it says nothing about the sale now)
+    expect(
+      await reserve(redis, saleId, { orderId: "k4b", userId: "u1", quantity: 1, now, idem: "click-2" }),
+    ).toEqual([7, 2, 1]);
     // same order id (a network retry of the same attempt) is a replay even without a key
     const c1 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
     const c2 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
