@@ -193,6 +193,30 @@ describe("reserve-stock.lua against a real redis-server", () => {
     expect(await redis.hget(k.holdings, "u9")).toBe("2");
   });
 
+  it("a re-run's refusal is final: an earlier run of the attempt arriving later reserves nothing", async () => {
+    await initSale(redis, saleId, { stock: 3, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const k = saleKeys(saleId);
+    const attempt = { userId: "late", quantity: 1, now };
+    // run 1 gets no reply and is still on its way; run 2 (the server's re-run) is refused: paused
+    await redis.hset(k.meta, "paused", "1");
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F1", rerun: true })).toEqual([6]);
+    await redis.hset(k.meta, "paused", "0");
+    // the shopper was told 409 SALE_PAUSED; run 1 lands now
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F1" })).toEqual([11]);
+    // the same for a re-run refused by the rate limit (the first run lands in the next window)
+    expect((await reserve(redis, saleId, { ...attempt, orderId: "F2", rerun: true, userLimit: 0 }))[0]).toBe(
+      3,
+    );
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F2" })).toEqual([11]);
+    expect(await redis.get(k.stock)).toBe("3");
+    expect(await redis.hget(k.holdings, "late")).toBeNull();
+    expect(await redis.zcard(k.outbox)).toBe(0);
+    // a first run's refusal leaves nothing behind (no re-run can have reserved before it)
+    await redis.hset(k.meta, "paused", "1");
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F3" })).toEqual([6]);
+    expect(await redis.hexists(k.ledger, "x:F3")).toBe(0);
+  });
+
   it("void: a tombstone refuses a late run of the order id, a reservation comes back once", async () => {
     await initSale(redis, saleId, { stock: 3, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
     const k = saleKeys(saleId);
