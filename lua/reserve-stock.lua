@@ -40,6 +40,12 @@
   ARGV[8]  per-IP attempts per window
   ARGV[9]  window length (ms)
   ARGV[10] timeline TTL (seconds)
+  ARGV[11] "1" when the server runs this attempt again after a run got no reply, else "0" (or absent)
+
+  A re-run's refusal (codes 3 to 10) is final for the order id: it writes the "x:<orderId>" marker a
+  void writes (reason "void", counted false), so an earlier run of the same attempt that is still on
+  its way and lands later (after a resume, a new rate-limit window, units coming back) reserves nothing
+  (code 11) behind the refusal the shopper was given.
 
   Returns an array whose first element is the code (src/sale/reserve-outcome.ts maps them):
     {1, orderId, quantity, expiresAtMs, remaining, epoch}        RESERVED now
@@ -55,6 +61,10 @@
     {8, mayStillBuy}                                 LIMIT_EXCEEDED
     {9, remaining}                                   INSUFFICIENT_STOCK
     {10}                                             SOLD_OUT
+    {code, payload or 0, 1}                          a refusal (4 to 10) given again to the same
+                                                     Idempotency-Key: the first answer's code and
+                                                     payload, then 1 (a replay: it says nothing about
+                                                     the sale now)
     {11}                                             VOIDED: this order id was voided (or is final);
                                                      nothing reserved, nothing stored as an answer
 ]]
@@ -63,6 +73,17 @@ local orderId = ARGV[2]
 local userId = ARGV[3]
 local quantity = tonumber(ARGV[4])
 local hasIdem = ARGV[5] == "1"
+local rerun = ARGV[11] == "1"
+
+local function fence()
+  if rerun then
+    local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
+    redis.call("HSET", KEYS[4], "x:" .. orderId, cjson.encode({
+      type = "restore", orderId = orderId, userId = userId, quantity = quantity,
+      before = remaining, after = remaining, at = now, reason = "void", counted = false
+    }))
+  end
+end
 
 local function count(code)
   local field = math.floor(now / 1000) .. ":" .. code
@@ -73,6 +94,9 @@ end
 
 local function answer(result)
   count(result[1])
+  if result[1] ~= 1 then
+    fence()
+  end
   if hasIdem then
     redis.call("SET", KEYS[7], cjson.encode(result), "EX", tonumber(ARGV[6]))
   end
@@ -120,6 +144,7 @@ end
 local wait = overLimit(KEYS[8], tonumber(ARGV[7])) or overLimit(KEYS[9], tonumber(ARGV[8]))
 if wait then
   count(3)
+  fence()
   return {3, wait}
 end
 
@@ -138,7 +163,9 @@ if hasIdem then
       end
       return replayed(result)
     end
-    return result
+    -- a refusal given again says nothing about the sale now (its units may have come back since)
+    fence()
+    return {result[1], result[2] or 0, 1}
   end
 end
 

@@ -10,10 +10,17 @@ export type ShopperVariables = { userId: string };
 export type ShopperTokenSettings = Pick<Config, "JWT_SECRET" | "JWT_ISSUER" | "JWT_AUDIENCE">;
 
 const MAX_USER_ID_LENGTH = 128;
+/**
+ * Characters no user id may hold: NUL (Postgres text cannot store it: the order write of every order
+ * in its batch failed) and unpaired UTF-16 surrogates (stored as U+FFFD by Redis and Postgres alike, so
+ * "a\uD83D" and "a\uFFFD" were one user there: one key's answers, holdings, and each other's orders).
+ */
+const unstorable = (id: string) => id.includes("\u0000") || /\p{Cs}/u.test(id);
 
 /**
  * Reads the shopper from `Authorization: Bearer <JWT>`: HS256 only (an `alg: none` or RS256 header is
- * refused), `exp` required and checked, `nbf` checked, `sub` required, and `iss` / `aud` equal to
+ * refused), `exp` required and checked, `nbf` checked, `sub` required (1–128 UTF-16 units of
+ * well-formed text without NUL), and `iss` / `aud` equal to
  * JWT_ISSUER / JWT_AUDIENCE when those are set. Anything else is 401 UNAUTHENTICATED.
  *
  * @example
@@ -53,7 +60,7 @@ export async function authenticateShopper(
     throw new ApiError("UNAUTHENTICATED", "The shopper token has no expiry (exp).");
   }
   const sub = payload.sub;
-  if (typeof sub !== "string" || sub.length === 0 || sub.length > MAX_USER_ID_LENGTH) {
+  if (typeof sub !== "string" || sub.length === 0 || sub.length > MAX_USER_ID_LENGTH || unstorable(sub)) {
     throw new ApiError("UNAUTHENTICATED", "The shopper token has no valid subject (sub).");
   }
   return sub;

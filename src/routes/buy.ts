@@ -71,7 +71,8 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   if (outcome.kind === "not_initialised") defer(recoverLostSales(d));
   if (outcome.kind !== "reserved") {
     if (outcome.kind === "sold_out") {
-      soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
+      // a replayed 410 is the key's first answer, not news: the units may have come back since
+      if (!outcome.replay) soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
       if (keyed) soldOutCache.rememberKey(saleId, userId, keyed.idempotencyKey);
     }
     if (outcome.kind === "insufficient_stock") soldOutCache.clear(saleId);

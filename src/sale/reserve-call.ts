@@ -8,6 +8,8 @@ export type ReserveRequest = {
   quantity: number;
   idempotencyKey: string | null;
   now: number;
+  /** a run of an attempt already run once without a reply (see reserve-stock.ts) */
+  rerun?: boolean;
 };
 
 export type ReserveLimits = {
@@ -52,6 +54,7 @@ export function reserveScriptCall(
       limits.ipPerWindow,
       limits.windowMs,
       TIMELINE_TTL_SECONDS,
+      req.rerun ? "1" : "0",
     ].map(String),
   };
 }

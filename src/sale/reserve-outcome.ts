@@ -22,7 +22,8 @@ export type ReserveOutcome =
   | { kind: "already_purchased"; held: number }
   | { kind: "limit_exceeded"; mayStillBuy: number }
   | { kind: "insufficient_stock"; remaining: number }
-  | { kind: "sold_out" }
+  /** `replay`: the first answer to the same key, given again; it says nothing about the stock now */
+  | { kind: "sold_out"; replay?: true }
   /** the attempt was given up and voided (void-reservation.lua): nothing is reserved under its id */
   | { kind: "voided" };
 
@@ -58,7 +59,7 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
     case 9:
       return { kind: "insufficient_stock", remaining: Number(a) };
     case 10:
-      return { kind: "sold_out" };
+      return Number(b ?? 0) === 1 ? { kind: "sold_out", replay: true } : { kind: "sold_out" };
     case 11:
       return { kind: "voided" };
     default:

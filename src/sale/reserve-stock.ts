@@ -17,7 +17,9 @@ const MAX_RERUN_DELAY_MS = 1_000;
  * unknown outcome: Redis may have committed it. The attempt is then run again with the same order id
  * (and Idempotency-Key) until one run is answered: every run is the same attempt, so a later run finds
  * an earlier one's reservation and returns it as a replay (reserve-stock.lua checks the order id
- * first), or reserves now if no earlier run did. The outcome is certain only from a reply.
+ * first), or reserves now if no earlier run did. The outcome is certain only from a reply. A re-run
+ * is flagged as one: its refusal fences the order id (reserve-stock.lua), so an earlier run still on
+ * its way cannot reserve behind the refusal the shopper is given.
  *
  * When no run is answered within the window ({@link RESOLVE_WINDOW_MS} unless the caller passes the
  * `BUY_RESOLVE_WINDOW_MS` setting), the store has been unreachable for that whole time and the attempt
@@ -32,10 +34,12 @@ export async function reserveStock(
   clock: { now(): number; sleep(ms: number): Promise<void> } = realClock,
   windowMs: number = RESOLVE_WINDOW_MS,
 ): Promise<ReserveOutcome> {
-  const { keys, args } = reserveScriptCall(req, limits);
+  const first = reserveScriptCall(req, limits);
+  const rerun = reserveScriptCall({ ...req, rerun: true }, limits);
   const deadline = clock.now() + windowMs;
   let delay = FIRST_RERUN_DELAY_MS;
-  for (;;) {
+  for (let run = 0; ; run++) {
+    const { keys, args } = run === 0 ? first : rerun;
     let reply: ScriptReply;
     try {
       reply = await runScript(redis, "reserveStock", keys, args);

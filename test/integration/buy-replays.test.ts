@@ -37,6 +37,27 @@ describe("Idempotency-Key replays", () => {
     expect((await app.api.stats(sale.saleId)).body).toMatchObject({ remaining: 8 });
   });
 
+  it("user ids that are not well-formed text never meet another user's (a lone surrogate is not U+FFFD)", async () => {
+    const sale = await app.api.createSale({ stock: 10, perUserLimit: 1 });
+    const key = { "Idempotency-Key": "same" };
+    // a shop that cuts user names at 128 UTF-16 units can cut an emoji in half
+    const halfEmoji = await app.api.buy(sale.productToken, "shopper-\ud83d", 1, key);
+    const replacement = await app.api.buy(sale.productToken, "shopper-\ufffd", 1, key);
+    expect(replacement.status, replacement.text).toBe(202);
+    if (halfEmoji.status === 202) expect(replacement.body.orderId).not.toBe(halfEmoji.body.orderId);
+    else expect([halfEmoji.status, errorCode(halfEmoji.body)]).toEqual([401, "UNAUTHENTICATED"]);
+    // and neither sees the other's order
+    const seen = await app.api.order(String(replacement.body.orderId), "shopper-\ud83d");
+    expect(seen.status).not.toBe(200);
+  });
+
+  it("a user id Postgres cannot store (NUL) is refused before anything is reserved", async () => {
+    const sale = await app.api.createSale({ stock: 10 });
+    const nul = await app.api.buy(sale.productToken, "nul-\u0000-user", 1);
+    expect([nul.status, errorCode(nul.body)]).toEqual([401, "UNAUTHENTICATED"]);
+    expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe("10");
+  });
+
   it("a replay counts toward the per-user limit: 429 while over it, the first answer again after", async () => {
     const limited = await startApp({
       vars: { RATE_LIMIT_USER_PER_WINDOW: "3", RATE_LIMIT_WINDOW_SECONDS: "2" },
@@ -111,6 +132,23 @@ describe("the sold-out memory", () => {
     }
     const delta = commandDelta(before, await commandCounts(app.redis));
     expect([delta.evalsha, delta.eval], JSON.stringify(delta)).toEqual([undefined, undefined]);
+  });
+
+  it("a replayed 410 says nothing about the sale now: it does not mark the sale sold out again", async () => {
+    const sale = await app.api.createSale({ stock: 1, perUserLimit: 1 });
+    const held = await app.api.buy(sale.productToken, "holder-r", 1);
+    expect(held.status).toBe(202);
+    const key = { "Idempotency-Key": "k-stale-410" };
+    const first = await app.api.buy(sale.productToken, "keyed-r", 1, key);
+    expect([first.status, errorCode(first.body)]).toEqual([410, "SOLD_OUT"]);
+    // the unit comes back: this isolate forgets that the sale was sold out
+    expect((await app.api.order(String(held.body.orderId), "holder-r", "cancel")).status).toBe(200);
+    // the key's first answer is replayed, as the contract says; the sale is not sold out
+    const replay = await app.api.buy(sale.productToken, "keyed-r", 1, key);
+    expect([replay.status, errorCode(replay.body)]).toEqual([410, "SOLD_OUT"]);
+    expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe("1");
+    const other = await app.api.buy(sale.productToken, "unkeyed-r", 1);
+    expect(other.status, other.text).toBe(202);
   });
 
   it("may answer 410 ahead of the window, pause and allowance checks", async () => {

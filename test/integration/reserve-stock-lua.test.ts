@@ -112,6 +112,10 @@ describe("reserve-stock.lua against a real redis-server", () => {
       idem: "click-2",
     });
     expect(r1).toEqual([7, 2]);
+    // given again, a refusal is marked as a replay (it says nothing about the sale now)
+    expect(
+      await reserve(redis, saleId, { orderId: "k4b", userId: "u1", quantity: 1, now, idem: "click-2" }),
+    ).toEqual([7, 2, 1]);
     // same order id (a network retry of the same attempt) is a replay even without a key
     const c1 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
     const c2 = await reserve(redis, saleId, { orderId: "k5", userId: "u2", quantity: 2, now });
@@ -187,6 +191,30 @@ describe("reserve-stock.lua against a real redis-server", () => {
     });
     expect(await redis.zscore(k.outbox, "L1")).toBe(String(now));
     expect(await redis.hget(k.holdings, "u9")).toBe("2");
+  });
+
+  it("a re-run's refusal is final: an earlier run of the attempt arriving later reserves nothing", async () => {
+    await initSale(redis, saleId, { stock: 3, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
+    const k = saleKeys(saleId);
+    const attempt = { userId: "late", quantity: 1, now };
+    // run 1 gets no reply and is still on its way; run 2 (the server's re-run) is refused: paused
+    await redis.hset(k.meta, "paused", "1");
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F1", rerun: true })).toEqual([6]);
+    await redis.hset(k.meta, "paused", "0");
+    // the shopper was told 409 SALE_PAUSED; run 1 lands now
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F1" })).toEqual([11]);
+    // the same for a re-run refused by the rate limit (the first run lands in the next window)
+    expect((await reserve(redis, saleId, { ...attempt, orderId: "F2", rerun: true, userLimit: 0 }))[0]).toBe(
+      3,
+    );
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F2" })).toEqual([11]);
+    expect(await redis.get(k.stock)).toBe("3");
+    expect(await redis.hget(k.holdings, "late")).toBeNull();
+    expect(await redis.zcard(k.outbox)).toBe(0);
+    // a first run's refusal leaves nothing behind (no re-run can have reserved before it)
+    await redis.hset(k.meta, "paused", "1");
+    expect(await reserve(redis, saleId, { ...attempt, orderId: "F3" })).toEqual([6]);
+    expect(await redis.hexists(k.ledger, "x:F3")).toBe(0);
   });
 
   it("void: a tombstone refuses a late run of the order id, a reservation comes back once", async () => {

@@ -44,6 +44,8 @@ export type Attempt = {
   idem?: string;
   userLimit?: number;
   ipLimit?: number;
+  /** the server running the same attempt again after a run without a reply */
+  rerun?: boolean;
 };
 
 /** Runs reserve-stock.lua directly, with the KEYS/ARGV layout of src/sale/reserve-stock.ts. */
@@ -57,6 +59,7 @@ export function reserve(redis: Redis, saleId: string, a: Attempt): Promise<(stri
       quantity: a.quantity,
       idempotencyKey: a.idem ?? null,
       now: a.now,
+      rerun: a.rerun,
     },
     { userPerWindow: a.userLimit ?? 1000, ipPerWindow: a.ipLimit ?? 1_000_000, windowMs: 1000 },
   );
