@@ -33,21 +33,31 @@ type RedisSide = {
   ledgerEntries: number;
   queued: QueuedOrder[];
   holdings: Record<string, number>;
+  /** orders this Redis counts: a reservation entry and no restore entry (queued ones included) */
+  counted: string[];
 };
 
-/** Redis figures read atomically (MULTI): a reservation changes stock and the queued set together. */
+/**
+ * Redis figures read atomically (MULTI): a reservation changes stock and the queued set together, and a
+ * restore changes stock and writes its "x:" entry together, so the ledger's field names say which
+ * orders this very reading of `remaining` still counts.
+ */
 async function readRedisSide(redis: Deps["redis"], saleId: string): Promise<RedisSide> {
   const keys = saleKeys(saleId);
-  const [stock, remaining, ledgerEntries, orders, holdings] = await withRedis(() =>
+  const [stock, remaining, fields, orders, holdings] = await withRedis(() =>
     redis
       .multi()
       .hget(keys.meta, "stock")
       .get(keys.stock)
-      .hlen(keys.ledger)
+      .hkeys(keys.ledger)
       .hgetall(keys.orders)
       .hgetall(keys.holdings)
-      .exec<[string | null, string | null, number, unknown, unknown]>(),
+      .exec<[string | null, string | null, string[], unknown, unknown]>(),
   );
+  const restored = new Set(fields.filter((f) => f.startsWith("x:")).map((f) => f.slice(2)));
+  const counted = fields
+    .filter((f) => f.startsWith("r:") && !restored.has(f.slice(2)))
+    .map((f) => f.slice(2));
   const queued = Object.values(toRecord(orders) ?? {})
     .map((json) => parseQueuedOrder(saleId, json))
     .filter((o): o is QueuedOrder => o !== null);
@@ -57,18 +67,32 @@ async function readRedisSide(redis: Deps["redis"], saleId: string): Promise<Redi
   return {
     stock: Number(stock ?? 0),
     remaining: Number(remaining ?? 0),
-    ledgerEntries,
+    ledgerEntries: fields.length,
     queued,
     holdings: held,
+    counted,
   };
 }
+
+/**
+ * Longer than a stats reading takes from its Redis read to its Postgres read: an order written that
+ * recently and unknown to the Redis reading was reserved (or counted by a late write) after it.
+ */
+const READ_GAP_SECONDS = 10;
 
 /**
  * The operator's figures and the contract's invariant: stock (initial + adjustments) = remaining +
  * units in live orders (+ units of finished orders whose restore is still in flight), remaining not
  * below zero, and no user over the limit in either store (Postgres accepts every acknowledged order, so
- * a late write after a Redis loss can take a user over it: that is reported here). Redis is read first: an order leaves Redis only after its Postgres row exists, so nothing
- * falls between the two reads, and an order seen in both is counted once.
+ * a late write after a Redis loss can take a user over it: that is reported here). Redis is read first:
+ * an order leaves Redis only after its Postgres row exists, so nothing falls between the two reads, and
+ * an order seen in both is counted once. A finished order's restore is "in flight" when the Redis
+ * reading still counts it (reservation entry, no restore entry), whatever Postgres says of it by the
+ * time it is read: Postgres marks it restored only after Redis gave it back, and either may happen
+ * between the two reads. Likewise an unpaid order the Redis reading does not know and Postgres wrote
+ * in the last seconds was reserved after that reading (its units are not out of that `remaining`);
+ * older ones (a Redis that lost them) are counted, and paid ones always (their ledger entries are
+ * trimmed once finished; no order is reserved, written and paid between two reads a moment apart).
  */
 async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): Promise<SaleStats> {
   const r = await readRedisSide(deps.redis, saleId);
@@ -81,14 +105,18 @@ async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): 
     : sql``;
   const result = await withDb(() =>
     deps.db.execute<Record<string, unknown>>(sql`
+      with counted as (select jsonb_array_elements_text(${JSON.stringify(r.counted)}::jsonb) as id)
       select
         count(*) filter (where status = 'awaiting_payment')::int as awaiting,
         count(*) filter (where status = 'paid')::int as paid,
         count(*) filter (where status = 'expired')::int as expired,
         count(*) filter (where status = 'cancelled')::int as cancelled,
         count(*)::int as total,
-        coalesce(sum(quantity) filter (where status in ('awaiting_payment', 'paid') ${exclude}), 0)::int as live_units,
-        coalesce(sum(quantity) filter (where status in ('expired', 'cancelled') and restored_at is null), 0)::int as pending_units,
+        coalesce(sum(quantity) filter (where status in ('awaiting_payment', 'paid') ${exclude}
+          and (status = 'paid' or id in (select id from counted)
+            or written_at < now() - make_interval(secs => ${READ_GAP_SECONDS}))), 0)::int as live_units,
+        coalesce(sum(quantity) filter (where status in ('expired', 'cancelled') ${exclude}
+          and id in (select id from counted)), 0)::int as pending_units,
         (select per_user_limit from sales where id = ${saleId}) as per_user_limit,
         (select coalesce(json_agg(h.user_id), '[]'::json) from holdings h join sales s on s.id = h.sale_id
           where h.sale_id = ${saleId} and h.units > s.per_user_limit) as over_limit
