@@ -72,6 +72,7 @@ export type RedisPipeline = {
   hset(key: string, fields: Record<string, string | number>): RedisPipeline;
   hdel(key: string, ...fields: string[]): RedisPipeline;
   hexists(key: string, field: string): RedisPipeline;
+  hkeys(key: string): RedisPipeline;
   hlen(key: string): RedisPipeline;
   sadd(key: string, member: string, ...members: string[]): RedisPipeline;
   zrem(key: string, ...members: string[]): RedisPipeline;
