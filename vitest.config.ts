@@ -1,6 +1,26 @@
 import { readFileSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 
+/**
+ * The contract suite that also runs with the engine on Deno and Bun (FLASH_RUNTIME): every route and its
+ * error codes, the order pipeline, security, fuzz, realtime streams, stock adjustments and a Redis loss.
+ * Everything else (Lua scripts, stand-ins, the checker, browser tests) does not depend on the runtime
+ * and runs once, with the engine in workerd.
+ */
+const CONTRACT_ON_SERVERS = [
+  "test/integration/buy.test.ts",
+  "test/integration/buy-replays.test.ts",
+  "test/integration/buy-void.test.ts",
+  "test/integration/sales-admin.test.ts",
+  "test/integration/order-pipeline.test.ts",
+  "test/integration/order-batches.test.ts",
+  "test/integration/security.test.ts",
+  "test/integration/fuzz.test.ts",
+  "test/integration/realtime.test.ts",
+  "test/integration/stock-adjustment.test.ts",
+  "test/integration/redis-loss.test.ts",
+];
+
 export default defineConfig({
   // The worker imports lua/*.lua as text (wrangler's Text rule); tests that import it need the same.
   plugins: [
@@ -12,12 +32,22 @@ export default defineConfig({
     },
   ],
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Integration files each start their own real servers; on a 2-core machine they run one at a time.
     fileParallelism: false,
     reporters: ["default"],
+    projects: [
+      { extends: true, test: { name: "workers", include: ["test/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: { name: "deno", include: CONTRACT_ON_SERVERS, env: { FLASH_RUNTIME: "deno" } },
+      },
+      {
+        extends: true,
+        test: { name: "bun", include: CONTRACT_ON_SERVERS, env: { FLASH_RUNTIME: "bun" } },
+      },
+    ],
   },
 });
