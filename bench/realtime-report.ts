@@ -11,6 +11,7 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
     x.runtime,
     x.watchers,
     x.open,
+    Math.round((Object.values(x.buys).reduce((a, b) => a + b, 0) / Math.max(0.1, x.buySeconds)) * 10) / 10,
     x.latency.p50,
     x.latency.p99,
     x.latency.max,
@@ -27,6 +28,7 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
         "runtime",
         "watchers",
         "open",
+        "buys/s",
         "push p50 ms",
         "p99 ms",
         "max ms",
@@ -40,6 +42,7 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
       rows,
     ),
   );
+  out(`  buys/s = what the engine answered of the ${r.rate}/s asked, while it streamed to the watchers;`);
   out("  push = from a buy's 202 to each watcher's first event with that remaining (watchers × changes);");
   out("  Redis cmd/s = every command redis-server ran (INFO commandstats), idle with the watchers connected");
   out("  and while buying (the buys' own scripts included); KiB/watcher = the engine's RSS growth ÷ open;");
