@@ -55,6 +55,8 @@ export async function startEnvironment(log: (line: string) => void): Promise<Ben
       ...exampleSecrets(),
       ...stack.vars,
       ...BENCH_LIMITS,
+      // the realtime phase opens up to 10,000 watchers in one isolate: the cap is what workerd holds
+      REALTIME_MAX_STREAMS: "20000",
     };
     const worker = await startWorker({ vars, outdir });
     const pgPort = Number(new URL(stack.vars.DATABASE_URL).port);

@@ -109,9 +109,9 @@ export function summarizeResult(r: BenchResult): BenchResult {
   return r;
 }
 
-type Cell = string | number | null | undefined;
+export type Cell = string | number | null | undefined;
 
-function table(head: string[], rows: Cell[][]): string {
+export function table(head: string[], rows: Cell[][]): string {
   const text = (c: Cell) =>
     c === null || c === undefined ? "–" : typeof c === "number" ? c.toLocaleString("en-US") : c;
   const all = [head, ...rows.map((row) => row.map(text))];

@@ -36,6 +36,8 @@ import type { HotRowResult } from "./pg-hot-row";
 import { PgStats } from "./pg-stats";
 import { probes } from "./probes";
 import type { ListPlan, LoadResult, PhaseSummary, ScenarioPlan, Target } from "./protocol";
+import { type RealtimeResult, realtimePhase } from "./realtime-phase";
+import { printRealtime } from "./realtime-report";
 import { hasRedisBenchmark, redisDirect } from "./redis-direct";
 import { RedisStats } from "./redis-stats";
 import { printReport, summarizeResult } from "./report";
@@ -52,6 +54,8 @@ const { values: args } = parseArgs({
     "hot-row-ms": { type: "string", default: "5000" },
     "direct-requests": { type: "string", default: "100000" },
     skip: { type: "string", default: "" },
+    watchers: { type: "string", default: "10,1000,3000" },
+    "watch-rate": { type: "string", default: "50" },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -76,11 +80,32 @@ async function main(): Promise<number> {
   try {
     await pg.open();
     const meter = new Meter(env, redis, pg);
-    const result = await benchmark(env, load, meter);
+    const result: BenchResult & { realtime?: RealtimeResult } = await benchmark(env, load, meter);
+    if (!skip.has("realtime")) {
+      log(`\n[7/7] realtime: ${args.watchers} SSE watchers of one sale while buys take its 1,000 units`);
+      result.realtime = await realtimePhase(
+        {
+          runtime: env.external ? "external" : "workerd",
+          baseUrl: env.workerUrl,
+          pid: env.pids.workerd,
+          redisUrl: env.redisUrl,
+          adminToken: env.adminToken,
+          jwtSecret: env.jwtSecret,
+        },
+        {
+          watchers: args.watchers.split(",").map(Number),
+          rate: Number(args["watch-rate"]),
+          quantity: 2,
+          pollUpTo: 1_000,
+          log,
+        },
+      );
+    }
     await mkdir(args.out, { recursive: true });
     await writeFile(join(args.out, "latest.json"), `${JSON.stringify(result, null, 2)}\n`);
     await writeFile(join(args.out, "latest.svg"), renderChart(result));
     printReport(result);
+    if (result.realtime) printRealtime(result.realtime);
     log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
     return result.checks.every((c) => c.ok) ? 0 : 1;
   } finally {

@@ -3,6 +3,7 @@ import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./context";
 import { ApiError, renderError, toApiError } from "./errors";
 import { adminRoutes } from "./routes/admin";
+import { adminEventRoutes } from "./routes/admin-events";
 import { buyRoutes } from "./routes/buy";
 import { devRoutes } from "./routes/dev";
 import { orderEventRoutes, saleEventRoutes } from "./routes/events";
@@ -52,6 +53,7 @@ export function createApp(platform: Platform) {
   app.route("/api/buy", buyRoutes);
   app.route("/api/orders", orderEventRoutes);
   app.route("/api/orders", orderRoutes);
+  app.route("/api/admin", adminEventRoutes);
   app.route("/api/admin", adminRoutes);
   app.route("/api/jobs", jobRoutes);
   app.route("/api/dev", devRoutes);

@@ -1,8 +1,9 @@
-import { adminApi } from "./admin-session.js";
+import { adminApi, adminToken, lock } from "./admin-session.js";
 import { drawOutcomeChart, drawStockChart, OUTCOME_SERIES, seriesCounts } from "./charts.js";
 import { serverNow } from "./clock.js";
 import { byId, h, setText } from "./dom.js";
 import { formatInt, formatMoney, formatWhen } from "./format.js";
+import { followSale } from "./operator-stream.js";
 import { renderReconcileReport } from "./reconcile-report.js";
 import { statusBadge } from "./sale-status.js";
 
@@ -10,9 +11,11 @@ const SAMPLE_MS = 1000;
 const MAX_SAMPLES = 900;
 
 /**
- * The live view of one sale: samples its stats every second (kept in the page, per sale, for the
- * stock chart), reads the per-second outcome timeline, and runs pause/resume, stock adjustments and
- * reconciliation. `onSaleChanged(sale)` lets the sales list refresh after an action.
+ * The live view of one sale: its stats and per-second outcome timeline are pushed through
+ * `GET /api/admin/sales/:id/events` (a fetch stream: it needs the operator token); only while that
+ * stream is down does it poll them every second. The latest stats are sampled every second (kept in
+ * the page, per sale, for the stock chart). Runs pause/resume, stock adjustments and reconciliation.
+ * `onSaleChanged(sale)` lets the sales list refresh after an action.
  */
 export function mountLiveView({ onSaleChanged }) {
   const samplesBySale = new Map();
@@ -20,6 +23,8 @@ export function mountLiveView({ onSaleChanged }) {
   let timer = null;
   let timeline = [];
   let busy = false;
+  let latest = null;
+  let stream = null;
 
   const samples = () => samplesBySale.get(sale.saleId) ?? [];
 
@@ -84,6 +89,16 @@ export function mountLiveView({ onSaleChanged }) {
     );
   }
 
+  function record(stats) {
+    latest = stats;
+    const list = samples();
+    list.push({ t: serverNow(), remaining: stats.remaining, stock: stats.stock });
+    if (list.length > MAX_SAMPLES) list.splice(0, list.length - MAX_SAMPLES);
+    samplesBySale.set(sale.saleId, list);
+    renderStats(stats);
+  }
+
+  /** Polls the stats and the timeline (only while the stream is down). */
   async function sample() {
     if (!sale) return;
     const id = sale.saleId;
@@ -91,24 +106,27 @@ export function mountLiveView({ onSaleChanged }) {
       adminApi(`/sales/${id}/stats`),
       adminApi(`/sales/${id}/timeline`),
     ]);
-    if (!sale || sale.saleId !== id) return;
-    if (stats.ok) {
-      const list = samples();
-      list.push({ t: serverNow(), remaining: stats.data.remaining, stock: stats.data.stock });
-      if (list.length > MAX_SAMPLES) list.splice(0, list.length - MAX_SAMPLES);
-      samplesBySale.set(id, list);
-      renderStats(stats.data);
-    }
+    if (!sale || sale.saleId !== id || stream?.up) return;
+    if (stats.ok) record(stats.data);
     if (tl.ok) timeline = tl.data.points;
     renderCharts();
   }
 
+  /** Every second: polls while the stream is down, else samples the last pushed stats for the chart. */
   function loop() {
     clearTimeout(timer);
     timer = setTimeout(async () => {
-      await sample();
+      if (stream?.up) {
+        if (latest) record(latest);
+        renderCharts();
+      } else await sample();
       if (sale) loop();
     }, SAMPLE_MS);
+  }
+
+  function unfollow() {
+    stream?.stop();
+    stream = null;
   }
 
   async function act(path, body, headers = {}) {
@@ -150,7 +168,7 @@ export function mountLiveView({ onSaleChanged }) {
         ? `Cannot remove that many: at most ${formatInt(r.error.remaining ?? 0)} can go.`
         : r.error.message;
     if (r.ok) input.value = "";
-    sample();
+    if (!stream?.up) sample(); // else the stream brings the new stock
   });
 
   byId("reconcile-button").addEventListener("click", async () => {
@@ -174,9 +192,26 @@ export function mountLiveView({ onSaleChanged }) {
       renderHead();
       if (!same) {
         timeline = [];
+        latest = null;
         byId("reconcile-report").hidden = true;
         byId("stock-error").textContent = "";
-        sample();
+        unfollow();
+        const id = next.saleId;
+        const mine = () => sale?.saleId === id;
+        stream = followSale(id, {
+          token: () => adminToken() ?? "",
+          onStats: (stats) => {
+            if (!mine()) return;
+            record(stats);
+            renderCharts();
+          },
+          onTimeline: (tl) => {
+            if (!mine()) return;
+            timeline = tl.points;
+            renderCharts();
+          },
+          onUnauthorized: lock,
+        });
         loop();
       }
     },
@@ -189,6 +224,7 @@ export function mountLiveView({ onSaleChanged }) {
     },
     stop() {
       clearTimeout(timer);
+      unfollow();
       sale = null;
       byId("live-empty").hidden = false;
       byId("live-body").hidden = true;

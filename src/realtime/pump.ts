@@ -23,6 +23,11 @@ export type PumpOptions<T> = {
   read(): Promise<T | null>;
   /** The JSON written for a value; two values with the same `key` are not written twice. */
   data(value: T): string;
+  /**
+   * Instead of one `event` with `data`: the events a value is written as (e.g. `stats` and `timeline`);
+   * of a changed value only the events whose `key` (default: data) changed are written, each with its own id.
+   */
+  frames?(value: T): { event: string; data: string; key?: string }[];
   key(value: T): string;
   /** True for a value after which the stream ends. */
   final?(value: T): boolean;
@@ -65,9 +70,18 @@ export async function pumpEvents<T>(
     lastWriteAt = now();
     return ok;
   };
+  const lastData = new Map<string, string>();
   const send = async (value: T): Promise<boolean> => {
     lastKey = o.key(value);
-    return write(`event: ${o.event}\nid: ${id++}\ndata: ${o.data(value)}\n\n`);
+    const frames = o.frames?.(value) ?? [{ event: o.event, data: o.data(value) }];
+    let text = "";
+    for (const f of frames) {
+      const key = f.key ?? f.data;
+      if (o.frames && lastData.get(f.event) === key) continue;
+      lastData.set(f.event, key);
+      text += `event: ${f.event}\nid: ${id++}\ndata: ${f.data}\n\n`;
+    }
+    return text === "" || write(text);
   };
 
   if (!(await send(o.first))) return "slow";

@@ -15,7 +15,7 @@ import { storeNow } from "../sale/store-clock";
 const WRITE_TIMEOUT_MS = 4_000;
 
 /** A slot for one more stream, or 503 UNAVAILABLE with Retry-After (before any stream starts). */
-function slotFor(d: Deps): Lease {
+export function slotFor(d: Deps): Lease {
   const slot = takeStreamSlot(d.config.REALTIME_MAX_STREAMS, d.now);
   if (!slot)
     throw new ApiError("UNAVAILABLE", "Too many live streams here right now; poll or retry shortly.", {
@@ -28,7 +28,7 @@ function slotFor(d: Deps): Lease {
  * Streams `opts` as Server-Sent Events on this request's own loop (see realtime/pump.ts); the leases are
  * touched on every tick and released when the stream ends.
  */
-function eventStream<T>(
+export function eventStream<T>(
   c: AppContext,
   d: Deps,
   leases: Lease[],
@@ -59,7 +59,7 @@ function eventStream<T>(
 }
 
 /** Runs `open` holding `leases`; releases them if it fails (the route answers an error instead). */
-async function holding<T>(leases: Lease[], open: () => Promise<T>): Promise<T> {
+export async function holding<T>(leases: Lease[], open: () => Promise<T>): Promise<T> {
   try {
     return await open();
   } catch (error) {

@@ -19,6 +19,11 @@ let client: SiteClient;
 let browser: Browser;
 let page: Page;
 let errors: string[] = [];
+/** The operator page's API requests, in order ("GET /api/admin/sales/…/stats"). */
+const requests: string[] = [];
+/** Polls of the live view's figures among `list` (the stream replaces them while it is up). */
+const figurePolls = (list: string[]) =>
+  list.filter((r) => /^GET \/api\/admin\/sales\/[^/]+\/(stats|timeline)$/.test(r));
 
 const text = async (selector: string) => ((await page.textContent(selector)) ?? "").trim();
 const remainingInChart = async () =>
@@ -59,6 +64,10 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, baseURL: site.url });
     errors = watchErrors(page);
+    page.on("request", (r) => {
+      const url = new URL(r.url());
+      if (url.pathname.startsWith("/api/")) requests.push(`${r.method()} ${url.pathname}`);
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -105,6 +114,7 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
       document.querySelector("#stock-chart svg")?.getAttribute("aria-label")?.includes("120 of 120"),
     );
     await page.waitForSelector("#live-status:text('Live now')");
+    const beforeBurst = requests.length;
 
     let midBurst = 0;
     const statuses = await burst(sale.productToken, 6, 25, 900, async (round) => {
@@ -128,6 +138,9 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
     expect(await page.locator("#outcome-chart rect").count()).toBeGreaterThan(3);
     expect(await text("#invariant")).toBe("Invariant holds");
     expect(await text("#k-remaining")).toBe("0 / 120");
+    // every figure above was pushed: the stream was up, so the page polled none of them
+    expect(requests).toContain(`GET /api/admin/sales/${sale.saleId}/events`);
+    expect(figurePolls(requests.slice(beforeBurst))).toEqual([]);
     await screenshot(page, "operator-after-burst-desktop");
   });
 
@@ -168,6 +181,34 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
     } finally {
       redis.disconnect();
     }
+  });
+
+  it("polls the figures while the operator stream is cut, and stops once it is back", async () => {
+    const token = await text("#live-token");
+    const sale = (await client.adminSales()).sales.find((s) => s.productToken === token);
+    if (!sale) throw new Error("the watched sale is not listed");
+    await page.route("**/api/admin/sales/*/events", (route) => route.abort());
+    await page.reload();
+    await page.click(`button.sale-row[data-sale-id="${sale.saleId}"]`);
+    const since = requests.length;
+    await page.waitForFunction(() => document.querySelector("#k-remaining")?.textContent?.includes("/ 130"));
+    const before = Number((await text("#k-remaining")).split(" / ")[0]);
+    expect(await client.buy(sale.productToken, await client.login(`cut-${Date.now()}`))).toBe(202);
+    await page.waitForSelector(`#k-remaining:text('${before - 1} / 130')`, { timeout: 10_000 });
+    expect(figurePolls(requests.slice(since)).length).toBeGreaterThan(1);
+
+    await page.unroute("**/api/admin/sales/*/events");
+    // the stream is tried again with a growing delay (3 s, 6 s, …); once it is up, the polling stops
+    const deadline = Date.now() + 45_000;
+    let quiet = false;
+    while (!quiet && Date.now() < deadline) {
+      const mark = requests.length;
+      await page.waitForTimeout(2500);
+      quiet = figurePolls(requests.slice(mark)).length === 0;
+    }
+    expect(quiet).toBe(true);
+    expect(await client.buy(sale.productToken, await client.login(`back-${Date.now()}`))).toBe(202);
+    await page.waitForSelector(`#k-remaining:text('${before - 2} / 130')`, { timeout: 10_000 });
   });
 
   it("works on a phone", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppUnderTest, startApp } from "../support/app";
-import { shopperToken } from "../support/shopper";
+import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
 import { openEvents, type SseReader } from "../support/sse";
 
 let app: AppUnderTest;
@@ -166,6 +166,50 @@ describe("the order stream", () => {
   });
 });
 
+async function watchOperator(
+  saleId: string,
+  token: string | null = ADMIN_TOKEN,
+  base = app,
+): Promise<SseReader> {
+  const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+  const s = await openEvents(`${base.worker.url}/api/admin/sales/${saleId}/events`, headers);
+  open.push(s);
+  return s;
+}
+
+describe("the operator stream", () => {
+  it("sends the stats and the timeline at once, then again within a second or two of a buy", async () => {
+    const sale = await app.api.createSale({ stock: 10, perUserLimit: 2 });
+    const s = await watchOperator(sale.saleId);
+    expect(s.status).toBe(200);
+    expect(s.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const stats = await s.next((e) => e.event === "stats");
+    expect(stats.json).toEqual((await app.api.stats(sale.saleId)).body);
+    const timeline = await s.next((e) => e.event === "timeline");
+    expect(timeline.json).toMatchObject({ points: [] });
+
+    expect((await app.api.buy(sale.productToken, "rt-op", 2)).status).toBe(202);
+    const after = await s.next((e) => e.event === "stats" && e.json.remaining === 8, { timeoutMs: 5000 });
+    expect(after.json).toMatchObject({ stock: 10, invariantHolds: true });
+    expect(Number(after.json.queued) + Number(after.json.awaitingPayment)).toBe(1);
+    const counted = await s.next(
+      (e) => e.event === "timeline" && JSON.stringify(e.json).includes('"reserved":1'),
+      { timeoutMs: 5000 },
+    );
+    expect(Number(counted.id)).toBeGreaterThan(Number(stats.id));
+  });
+
+  it("is the operator's only, and answers 404 UNKNOWN_SALE, before any stream starts", async () => {
+    const sale = await app.api.createSale({ stock: 1 });
+    const anonymous = await watchOperator(sale.saleId, null);
+    expect([anonymous.status, JSON.parse(anonymous.text).error.code]).toEqual([401, "UNAUTHENTICATED"]);
+    const shopper = await watchOperator(sale.saleId, await shopperToken("rt-not-operator"));
+    expect(shopper.status).toBe(401);
+    const unknown = await watchOperator("s_doesnotexist");
+    expect([unknown.status, JSON.parse(unknown.text).error.code]).toEqual([404, "UNKNOWN_SALE"]);
+  });
+});
+
 describe("the cap on streams", () => {
   let capped: AppUnderTest;
   beforeAll(async () => {
@@ -186,6 +230,8 @@ describe("the cap on streams", () => {
     expect(c.status).toBe(503);
     expect(JSON.parse(c.text).error.code).toBe("UNAVAILABLE");
     expect(Number(c.headers.get("retry-after"))).toBeGreaterThan(0);
+    const operator = await watchOperator(sale.saleId, ADMIN_TOKEN, capped);
+    expect([operator.status, JSON.parse(operator.text).error.code]).toEqual([503, "UNAVAILABLE"]);
     a.close();
     let d: SseReader | undefined;
     const closedAt = Date.now();

@@ -1,0 +1,54 @@
+import type { Deps } from "../context";
+import { type SaleStats, saleStats } from "../orders/sale-stats";
+import { readTimeline, type TimelinePoint } from "../sale/timeline";
+import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
+
+/** What the operator's live view shows of a sale: `GET …/stats` and `GET …/timeline`, as they answer. */
+export type OperatorFigures = { stats: SaleStats; timeline: { points: TimelinePoint[]; serverTime: string } };
+
+/**
+ * The sales operators watch in this isolate or process, read through one feed: the stats (one Redis
+ * MULTI and one SQL query per sale) and the timeline (one HGETALL) of every watched sale at most once
+ * per `maxAgeMs`, whatever the number of operator pages open.
+ */
+export type StatsFeed = SharedSnapshot<OperatorFigures>;
+
+const feeds = new Map<number, StatsFeed>();
+
+export function statsFeed(maxAgeMs: number): StatsFeed {
+  let feed = feeds.get(maxAgeMs);
+  if (!feed) {
+    feed = createSharedSnapshot<OperatorFigures>({ maxAgeMs });
+    feeds.set(maxAgeMs, feed);
+  }
+  return feed;
+}
+
+type Stores = Pick<Deps, "redis" | "db">;
+
+/** One sale's figures, read at `now`. */
+export async function readSaleFigures(d: Stores, saleId: string, now: number): Promise<OperatorFigures> {
+  const [stats, timeline] = await Promise.all([saleStats(d, saleId), readTimeline(d.redis, saleId, now)]);
+  return { stats, timeline };
+}
+
+/** The figures of the given sales, read at `now` (a sale whose read fails is left out: kept as it was). */
+export async function readFigures(
+  d: Stores,
+  saleIds: string[],
+  now: number,
+): Promise<Map<string, OperatorFigures>> {
+  const read = await Promise.allSettled(
+    saleIds.map(async (id) => [id, await readSaleFigures(d, id, now)] as const),
+  );
+  return new Map(read.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])));
+}
+
+/** The events of a figures value: `stats` and `timeline`, each written again only when it changed. */
+export function figureFrames(f: OperatorFigures): { event: string; data: string; key: string }[] {
+  const stats = JSON.stringify(f.stats);
+  return [
+    { event: "stats", data: stats, key: stats },
+    { event: "timeline", data: JSON.stringify(f.timeline), key: JSON.stringify(f.timeline.points) },
+  ];
+}
