@@ -57,7 +57,12 @@ export type RuntimeBenchContext = {
   log: (line: string) => void;
 };
 
-const PROBES = ["reserve (admitted, stock left)", "unknown product (Bloom miss)", "sold out, warm isolate"];
+const PROBES = [
+  "no-op route GET /api/health",
+  "reserve (admitted, stock left)",
+  "unknown product (Bloom miss)",
+  "sold out, warm isolate",
+];
 
 /** Runs the rows of each runtime in turn (one engine or server at a time, nothing else loading the machine). */
 export async function serverRuntimeRows(
