@@ -37,7 +37,10 @@ export const BENCH_LIMITS = {
   RATE_LIMIT_IP_PER_WINDOW: "50",
 };
 
-export async function startEnvironment(log: (line: string) => void): Promise<BenchEnvironment> {
+export async function startEnvironment(
+  log: (line: string) => void,
+  options: { worker?: boolean } = {},
+): Promise<BenchEnvironment> {
   if (process.env.BENCH_WORKER_URL) return externalEnvironment();
   log("starting the local stack (test mode: free ports, temporary data) …");
   const stack = await startStack({ mode: "test", quiet: true });
@@ -48,8 +51,6 @@ export async function startEnvironment(log: (line: string) => void): Promise<Ben
       () => stack.postgres.start(),
     );
     await migrate(stack.vars.DATABASE_URL);
-    log("building the worker bundle (wrangler deploy --dry-run) …");
-    const outdir = await buildWorker(join(root, ".wrangler", "bench"));
     const vars: Record<string, string> = {
       ...wranglerVars(),
       ...exampleSecrets(),
@@ -58,12 +59,14 @@ export async function startEnvironment(log: (line: string) => void): Promise<Ben
       // the realtime phase opens up to 10,000 watchers in one isolate: the cap is what workerd holds
       REALTIME_MAX_STREAMS: "20000",
     };
-    const worker = await startWorker({ vars, outdir });
+    // Without the Workers rows (`--runtimes deno,bun`) workerd is not started at all.
+    const worker =
+      options.worker === false ? null : await startWorker({ vars, outdir: await buildWorkerLogged(log) });
     const pgPort = Number(new URL(stack.vars.DATABASE_URL).port);
     const mine = descendants(process.pid).map((s) => s.pid);
     return {
       external: false,
-      workerUrl: worker.url,
+      workerUrl: worker?.url ?? "",
       redisUrl: stack.redis.url,
       databaseUrl: stack.vars.DATABASE_URL,
       qstashUrl: stack.vars.QSTASH_URL,
@@ -72,12 +75,12 @@ export async function startEnvironment(log: (line: string) => void): Promise<Ben
       adminToken: vars.ADMIN_TOKEN ?? "",
       vars,
       pids: {
-        workerd: findWorkerd(worker.port),
+        workerd: worker ? findWorkerd(worker.port) : null,
         redis: pidListeningOn(stack.redis.port, mine),
         postgres: pidListeningOn(pgPort, mine),
       },
       async stop() {
-        await worker.stop().catch(() => undefined);
+        await worker?.stop().catch(() => undefined);
         await stack.stop();
       },
     };
@@ -85,6 +88,11 @@ export async function startEnvironment(log: (line: string) => void): Promise<Ben
     await stack.stop();
     throw error;
   }
+}
+
+function buildWorkerLogged(log: (line: string) => void): Promise<string> {
+  log("building the worker bundle (wrangler deploy --dry-run) …");
+  return buildWorker(join(root, ".wrangler", "bench"));
 }
 
 /** A running stack named by environment variables; secrets from `.dev.vars` / `.dev.vars.example`. */

@@ -1,57 +1,48 @@
 /**
- * The naive baseline: the obvious flash-sale server, one Postgres transaction per attempt on a hot row,
+ * The naive baseline: the obvious flash-sale server, one Postgres transaction per attempt on a hot row
+ * (bench/naive-db.ts), with a pooled `pg` client. It checks the shopper's HS256 token like the engine
+ * does, and answers in the contract's shapes (202 with an order id, 410 SOLD_OUT) so the same load
+ * generator drives it. No rate limit, no per-user limit, no idempotency: the baseline is the transaction
+ * itself.
  *
- *   BEGIN; UPDATE naive_stock SET n = n - $q WHERE id = 1 AND n >= $q RETURNING n;
- *          INSERT INTO naive_orders (user_id, quantity) VALUES (…) RETURNING id; COMMIT
- *
- * behind a minimal node:http server with a pooled `pg` client. It checks the shopper's HS256 token like
- * the worker does, and answers in the contract's shapes (202 with an order id, 410 SOLD_OUT) so the same
- * load generator drives it. No rate limit, no per-user limit, no idempotency: the baseline is the
- * transaction itself. Started as a child process by `run.ts` (`NAIVE_DATABASE_URL`, `JWT_SECRET`,
- * `NAIVE_POOL`); it reports its port over IPC.
+ * It runs on the runtime the engine it is compared with runs on. Node: node:http, forked by the bench
+ * through tsx (`NAIVE_DATABASE_URL`, `JWT_SECRET`, `NAIVE_POOL`; it reports its port over IPC). Bun and
+ * Deno: the bundle bench/runtimes.ts builds of this file, served by `Bun.serve` / `Deno.serve` like the
+ * engine's entries (src/runtime/bun.ts, deno.ts), or by their node:http with `NAIVE_HTTP=node`; it
+ * listens on `NAIVE_PORT` and prints `listening <port>`.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import pg from "pg";
 import { verifyShopperToken } from "./jwt";
+import { naiveBuy } from "./naive-db";
 
-export const NAIVE_DATABASE = "bench_naive";
+export { NAIVE_DATABASE, prepareNaiveDatabase } from "./naive-db";
 
-/** Creates the baseline's database and tables if needed and resets the stock to `stock` units. */
-export async function prepareNaiveDatabase(serverUrl: string, stock: number): Promise<string> {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    const found = await admin.query("select 1 from pg_database where datname = $1", [NAIVE_DATABASE]);
-    if (found.rowCount === 0) await admin.query(`create database ${NAIVE_DATABASE}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${NAIVE_DATABASE}`;
-  const db = new pg.Client({ connectionString: url.toString() });
-  await db.connect();
-  try {
-    await db.query(`
-      create table if not exists naive_stock (id int primary key, n int not null);
-      create table if not exists naive_orders (
-        id bigserial primary key, user_id text not null, quantity int not null,
-        created_at timestamptz not null default now());
-      truncate naive_orders;
-      insert into naive_stock (id, n) values (1, ${Number(stock)})
-        on conflict (id) do update set n = excluded.n;`);
-  } finally {
-    await db.end();
-  }
-  return url.toString();
+type Answer = { status: number; body: string };
+type Handle = (method: string, path: string, authorization: string | null, text: string) => Promise<Answer>;
+
+const answer = (status: number, body: unknown): Answer => ({ status, body: JSON.stringify(body) });
+const error = (status: number, code: string, message: string) => answer(status, { error: { code, message } });
+
+/** The whole baseline as one function of the request's parts (shared by every HTTP server below). */
+export function naiveHandler(options: { databaseUrl: string; jwtSecret: string; pool: number }): Handle {
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.pool });
+  return async (method, path, authorization, text) => {
+    try {
+      if (method !== "POST" || !path.startsWith("/buy/")) return error(404, "NOT_FOUND", "No such route.");
+      const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1];
+      const userId = token ? verifyShopperToken(options.jwtSecret, token) : null;
+      if (!userId) return error(401, "UNAUTHENTICATED", "Sign in.");
+      const quantity = text ? Number((JSON.parse(text) as { quantity?: unknown }).quantity ?? 1) : 1;
+      if (!Number.isInteger(quantity) || quantity < 1) return error(400, "INVALID_REQUEST", "Bad quantity.");
+      const order = await naiveBuy(pool, userId, quantity);
+      if (!order) return error(410, "SOLD_OUT", "Sold out.");
+      return answer(202, { orderId: order.orderId, status: "queued", quantity });
+    } catch (e) {
+      return error(503, "UNAVAILABLE", String((e as Error).message));
+    }
+  };
 }
-
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-  res.end(text);
-}
-
-const error = (code: string, message: string) => ({ error: { code, message } });
 
 async function readBody(req: IncomingMessage): Promise<string> {
   let body = "";
@@ -59,65 +50,54 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return body;
 }
 
-/** One buy attempt: the transaction on the hot row. */
-async function buy(pool: pg.Pool, userId: string, quantity: number): Promise<{ orderId: string } | null> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const updated = await client.query(
-      "UPDATE naive_stock SET n = n - $1 WHERE id = 1 AND n >= $1 RETURNING n",
-      [quantity],
-    );
-    if (updated.rowCount === 0) {
-      await client.query("ROLLBACK");
-      return null;
-    }
-    const inserted = await client.query<{ id: string }>(
-      "INSERT INTO naive_orders (user_id, quantity) VALUES ($1, $2) RETURNING id",
-      [userId, quantity],
-    );
-    await client.query("COMMIT");
-    return { orderId: String(inserted.rows[0]?.id) };
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
-}
-
-export function startNaiveServer(options: { databaseUrl: string; jwtSecret: string; pool: number }) {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.pool });
+/** node:http (Node, or Bun's and Deno's node:http). */
+function serveNode(handle: Handle, port: number): Promise<number> {
   const server = createServer(async (req, res) => {
-    try {
-      if (req.method !== "POST" || !req.url?.startsWith("/buy/"))
-        return reply(res, 404, error("NOT_FOUND", "No such route."));
-      const text = await readBody(req);
-      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
-      const userId = token ? verifyShopperToken(options.jwtSecret, token) : null;
-      if (!userId) return reply(res, 401, error("UNAUTHENTICATED", "Sign in."));
-      const quantity = text ? Number((JSON.parse(text) as { quantity?: unknown }).quantity ?? 1) : 1;
-      if (!Number.isInteger(quantity) || quantity < 1)
-        return reply(res, 400, error("INVALID_REQUEST", "Bad quantity."));
-      const order = await buy(pool, userId, quantity);
-      if (!order) return reply(res, 410, error("SOLD_OUT", "Sold out."));
-      return reply(res, 202, { orderId: order.orderId, status: "queued", quantity });
-    } catch (e) {
-      return reply(res, 503, error("UNAVAILABLE", String((e as Error).message)));
-    }
+    const text = await readBody(req);
+    const a = await handle(req.method ?? "GET", req.url ?? "/", req.headers.authorization ?? null, text);
+    res.writeHead(a.status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(a.body),
+    });
+    res.end(a.body);
   });
-  return { server, pool };
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) =>
+    server.listen(port, "127.0.0.1", () => {
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : 0);
+    }),
+  );
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { server } = startNaiveServer({
+/** The runtime's own server (`Bun.serve`, `Deno.serve`) with a fetch handler, as the engine uses. */
+async function serveNative(handle: Handle, port: number): Promise<number> {
+  const fetch = async (request: Request): Promise<Response> => {
+    const url = request.url;
+    const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+    const a = await handle(request.method, path, request.headers.get("authorization"), await request.text());
+    return new Response(a.body, { status: a.status, headers: { "content-type": "application/json" } });
+  };
+  if (typeof Bun !== "undefined")
+    return Bun.serve({ port, hostname: "127.0.0.1", idleTimeout: 0, fetch }).port;
+  return new Promise((resolve) => {
+    Deno.serve({ port, hostname: "127.0.0.1", onListen: (addr) => resolve(addr.port) }, fetch);
+  });
+}
+
+const isMain = process.env.NAIVE_SERVE === "1" || import.meta.url === `file://${process.argv[1]}`;
+if (isMain) {
+  const handle = naiveHandler({
     databaseUrl: process.env.NAIVE_DATABASE_URL ?? "",
     jwtSecret: process.env.JWT_SECRET ?? "",
     pool: Number(process.env.NAIVE_POOL ?? 10),
   });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address();
-    process.send?.({ type: "listening", port: typeof address === "object" && address ? address.port : 0 });
+  const native = typeof Bun !== "undefined" || typeof Deno !== "undefined";
+  const port = Number(process.env.NAIVE_PORT ?? 0);
+  const listening =
+    native && process.env.NAIVE_HTTP !== "node" ? serveNative(handle, port) : serveNode(handle, port);
+  void listening.then((p) => {
+    if (process.send) process.send({ type: "listening", port: p });
+    else console.log(`listening ${p}`);
   });
 }

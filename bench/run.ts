@@ -41,6 +41,7 @@ import { printRealtime } from "./realtime-report";
 import { hasRedisBenchmark, redisDirect } from "./redis-direct";
 import { RedisStats } from "./redis-stats";
 import { printReport, summarizeResult } from "./report";
+import { finishRuntimes, parseRuntimes } from "./runtimes-output";
 
 const { values: args } = parseArgs({
   options: {
@@ -56,6 +57,8 @@ const { values: args } = parseArgs({
     skip: { type: "string", default: "" },
     watchers: { type: "string", default: "10,1000,3000" },
     "watch-rate": { type: "string", default: "50" },
+    runtimes: { type: "string", default: "workers,deno,bun" },
+    "naive-http": { type: "string", default: "native" },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -64,6 +67,7 @@ const concurrency = Number(args.concurrency);
 const seed = Number(args.seed);
 const probeSize = Number(args.probe);
 const skip = new Set(args.skip.split(",").filter(Boolean));
+const runtimes = parseRuntimes(args.runtimes);
 const log = (line: string) => console.log(line);
 const round2 = (v: number) => Math.round(v * 100) / 100;
 const loadAtStart = loadavg().map((v) => round2(v));
@@ -73,15 +77,17 @@ async function main(): Promise<number> {
   log(
     `flash-sale bench · seed ${String(seed).padStart(3, "0")} · ${users.toLocaleString("en-US")} users · concurrency ${concurrency}`,
   );
-  const env = await startEnvironment(log);
+  const env = await startEnvironment(log, { worker: runtimes.workers });
   const load = await LoadClient.start();
   const redis = new RedisStats(env.redisUrl);
   const pg = new PgStats(env.databaseUrl);
   try {
     await pg.open();
     const meter = new Meter(env, redis, pg);
-    const result: BenchResult & { realtime?: RealtimeResult } = await benchmark(env, load, meter);
-    if (!skip.has("realtime")) {
+    const result: (BenchResult & { realtime?: RealtimeResult }) | null = runtimes.workers
+      ? await benchmark(env, load, meter)
+      : null;
+    if (result && !skip.has("realtime")) {
       log(`\n[7/7] realtime: ${args.watchers} SSE watchers of one sale while buys take its 1,000 units`);
       result.realtime = await realtimePhase(
         {
@@ -102,12 +108,29 @@ async function main(): Promise<number> {
       );
     }
     await mkdir(args.out, { recursive: true });
-    await writeFile(join(args.out, "latest.json"), `${JSON.stringify(result, null, 2)}\n`);
-    await writeFile(join(args.out, "latest.svg"), renderChart(result));
-    printReport(result);
-    if (result.realtime) printRealtime(result.realtime);
-    log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
-    return result.checks.every((c) => c.ok) ? 0 : 1;
+    if (result) {
+      await writeFile(join(args.out, "latest.json"), `${JSON.stringify(result, null, 2)}\n`);
+      await writeFile(join(args.out, "latest.svg"), renderChart(result));
+      printReport(result);
+      if (result.realtime) printRealtime(result.realtime);
+      log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
+    }
+    const opts = { users, concurrency, seed, rate: Number(args.rate), naivePool: Number(args["naive-pool"]) };
+    const runtimesOk = await finishRuntimes(
+      {
+        env,
+        load,
+        meter,
+        ...opts,
+        probeSize,
+        naiveHttp: args["naive-http"] === "node" ? "node" : "native",
+        log,
+      },
+      runtimes.servers,
+      result,
+      args.out,
+    );
+    return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk ? 0 : 1;
   } finally {
     load.stop();
     await redis.close();

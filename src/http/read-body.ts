@@ -17,8 +17,15 @@ export async function readBoundedBody(
   tooLargeCode: Extract<ErrorCode, "INVALID_REQUEST" | "PAYLOAD_TOO_LARGE"> = "INVALID_REQUEST",
 ): Promise<string> {
   const tooLarge = () => new ApiError(tooLargeCode, `The body must be at most ${maxBytes} bytes.`);
-  const declared = Number(req.headers.get("Content-Length") ?? "0");
+  const length = req.headers.get("Content-Length");
+  const declared = Number(length ?? "0");
   if (declared > maxBytes) throw tooLarge();
+  // With a Content-Length the HTTP framing bounds the body to it (checked above), so it is read at once;
+  // the stream reader below (chunked bodies) costs far more per request on Bun and Deno.
+  if (length !== null && /^\d{1,9}$/.test(length)) {
+    if (declared === 0) return "";
+    return decodeUtf8(new Uint8Array(await req.arrayBuffer()), maxBytes, tooLarge);
+  }
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -39,6 +46,11 @@ export async function readBoundedBody(
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  return decodeUtf8(bytes, maxBytes, tooLarge);
+}
+
+function decodeUtf8(bytes: Uint8Array, maxBytes: number, tooLarge: () => ApiError): string {
+  if (bytes.byteLength > maxBytes) throw tooLarge();
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {

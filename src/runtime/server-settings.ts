@@ -33,12 +33,15 @@ export function readServerSettings(env: Record<string, string | undefined>): Ser
   return result.data;
 }
 
-/** The client's address: the trusted header's last entry when one is named, else the socket's. */
+/**
+ * The client's address: the trusted header's last entry when one is named, else the socket's (asked for
+ * only then: reading it costs on Bun).
+ */
 export function clientAddress(
   settings: Pick<ServerSettings, "TRUST_PROXY_HEADER">,
   header: (name: string) => string | undefined,
-  socketAddress: string | undefined,
+  socketAddress: () => string | undefined,
 ): string | undefined {
-  if (!settings.TRUST_PROXY_HEADER) return socketAddress;
+  if (!settings.TRUST_PROXY_HEADER) return socketAddress();
   return header(settings.TRUST_PROXY_HEADER)?.split(",").at(-1)?.trim() || undefined;
 }

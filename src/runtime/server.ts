@@ -38,7 +38,11 @@ export function createServerEngine(
     services: () => services,
     defer: () => tasks.defer,
     clientIp: (c) =>
-      clientAddress(settings, (name) => c.req.header(name), (c.env as SocketInfo | undefined)?.remoteAddress),
+      clientAddress(
+        settings,
+        (name) => c.req.header(name),
+        () => (c.env as SocketInfo | undefined)?.remoteAddress,
+      ),
     assets: staticSite({
       root: settings.PUBLIC_DIR,
       rules: parseHeadersFile(options.headersFile),
