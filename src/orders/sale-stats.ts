@@ -97,12 +97,8 @@ const READ_GAP_SECONDS = 10;
 async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): Promise<SaleStats> {
   const r = await readRedisSide(deps.redis, saleId);
   const queuedIds = r.queued.map((o) => o.orderId);
-  const exclude = queuedIds.length
-    ? sql`and id not in (${sql.join(
-        queuedIds.map((id) => sql`${id}`),
-        sql`, `,
-      )})`
-    : sql``;
+  // one JSON parameter, not one per queued order: a rush can queue more than Postgres's 65,535 parameters
+  const exclude = sql`and id not in (select jsonb_array_elements_text(${JSON.stringify(queuedIds)}::jsonb))`;
   const result = await withDb(() =>
     deps.db.execute<Record<string, unknown>>(sql`
       with counted as (select jsonb_array_elements_text(${JSON.stringify(r.counted)}::jsonb) as id)
