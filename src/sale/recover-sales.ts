@@ -18,10 +18,11 @@ let lastAttemptAt = Number.NEGATIVE_INFINITY;
  * Notices that Redis lost sales it should hold and rebuilds each from Postgres. A sale Redis should
  * hold is one that has not ended (or ended within the hour), or that still has orders whose units Redis
  * must take back (unpaid, or expired/cancelled and not restored yet). A sale is there when its meta
- * hash has its epoch (a hash holding only a stray flag is not a sale). One recovery at a time across
+ * hash has its epoch (a hash holding only a stray flag is not a sale); for the cron (`force`), also at
+ * the epoch Postgres gives it (a rebuild that died half-way left Redis a generation behind). One recovery at a time across
  * isolates (a lock key with a TTL), and, unless `force` (the cron), one attempt per isolate every
  * {@link RECOVERY_DEBOUNCE_MS}: during an outage every refused request asks for one. Cheap when
- * nothing is missing: one query and one pipeline of HEXISTS.
+ * nothing is missing: one query and one pipeline of HGET.
  */
 export async function recoverLostSales(
   deps: RebuildDeps,
@@ -31,8 +32,8 @@ export async function recoverLostSales(
   if (!opts.force && now - lastAttemptAt < RECOVERY_DEBOUNCE_MS) return [];
   lastAttemptAt = now;
   const result = await withDb(() =>
-    deps.db.execute<{ id: string }>(sql`
-      select s.id from sales s
+    deps.db.execute<{ id: string; epoch: number }>(sql`
+      select s.id, s.epoch from sales s
       where s.ends_at > now() - make_interval(hours => ${KEEP_ENDED_HOURS})
          or exists (select 1 from orders o where o.sale_id = s.id and o.status = 'awaiting_payment')
          or exists (select 1 from orders o where o.sale_id = s.id and o.status in ('expired', 'cancelled')
@@ -40,13 +41,19 @@ export async function recoverLostSales(
       order by s.starts_at`),
   );
   const ids = result.rows.map((r) => r.id);
-  const present = await withRedis(async () => {
-    if (ids.length === 0) return [] as number[];
+  const epochs = await withRedis(async () => {
+    if (ids.length === 0) return [] as (string | null)[];
     const pipe = deps.redis.pipeline();
-    for (const id of ids) pipe.hexists(saleKeys(id).meta, "epoch");
-    return pipe.exec<number[]>();
+    for (const id of ids) pipe.hget(saleKeys(id).meta, "epoch");
+    return pipe.exec<(string | null)[]>();
   });
-  const lost = ids.filter((_, i) => Number(present[i]) === 0);
+  // lost: no epoch in Redis. Behind (the cron only): Postgres moved to a newer epoch than Redis holds, a
+  // rebuild that died between its transaction and its script; order writes wait for that epoch forever
+  const lost = ids.filter((_, i) => {
+    const inRedis = epochs[i];
+    if (inRedis === null || inRedis === undefined) return true;
+    return opts.force === true && Number(inRedis) < Number(result.rows[i]?.epoch ?? 0);
+  });
   const catalogMissing = (await withRedis(() => deps.redis.exists(catalogKeys.version))) === 0;
   if (lost.length === 0 && !(catalogMissing && ids.length > 0)) return [];
   const token = crypto.randomUUID();

@@ -231,6 +231,36 @@ describe("Redis lost (restarted empty): what recovery rebuilds, and how often it
   });
 });
 
+describe("a rebuild that died half-way", () => {
+  it("is finished by the cron: Postgres a generation ahead of Redis is rebuilt, and order writes land again", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    const first = await app.api.buy(sale.productToken, "half-way-1", 1);
+    expect(first.status).toBe(202);
+    await app.drain();
+    // the rebuild's transaction committed (a new epoch in Postgres), then its isolate died before the script
+    await app.db.query("update sales set epoch = epoch + 1 where id = $1", [sale.saleId]);
+    const { rows } = await app.db.query<{ epoch: number }>("select epoch from sales where id = $1", [
+      sale.saleId,
+    ]);
+    const epoch = Number(rows[0]?.epoch);
+    expect(Number(await app.redis.hget(saleKeys(sale.saleId).meta, "epoch"))).toBe(epoch - 1);
+    await app.worker.scheduled();
+    expect(Number(await app.redis.hget(saleKeys(sale.saleId).meta, "epoch"))).toBeGreaterThanOrEqual(epoch);
+    // after the quiet period the sale sells again and its orders are written and counted once
+    const second = await until(
+      () => app.api.buy(sale.productToken, "half-way-2", 1),
+      (r) => r.status === 202,
+    );
+    expect(second.status).toBe(202);
+    await app.drain();
+    const stats = await until(
+      () => app.api.stats(sale.saleId),
+      (r) => r.body.awaitingPayment === 2,
+    );
+    expect(stats.body).toMatchObject({ remaining: 3, awaitingPayment: 2, invariantHolds: true });
+  });
+});
+
 describe("review: what rebuilt and kept ledger entries answer and leave behind", () => {
   it("a re-run of an order id after a rebuild is answered as a replay (whole reply, not cut at a missing field)", async () => {
     const sale = await app.api.createSale({ stock: 4, perUserLimit: 2, paymentWindowSeconds: 600 });
