@@ -1,20 +1,13 @@
 import { Redis } from "ioredis";
 import pg from "pg";
 import { migrate } from "../../local/migrate";
-import { type ServerRuntimeName, startServer } from "../../local/server-runtime";
+import { startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
 import { type ApiClient, apiClient } from "./api";
+import { type RuntimeName, testRuntime } from "./test-runtime";
 
-export type RuntimeName = "workers" | ServerRuntimeName;
-
-/** The runtime the contract tests run the engine on: FLASH_RUNTIME=workers (default), deno or bun. */
-export function testRuntime(): RuntimeName {
-  const name = process.env.FLASH_RUNTIME ?? "workers";
-  if (name !== "workers" && name !== "deno" && name !== "bun")
-    throw new Error(`FLASH_RUNTIME=${name}: expected workers, deno or bun`);
-  return name;
-}
+export { type RuntimeName, testRuntime };
 
 /**
  * Settings a server runtime gets in the tests besides the worker's: it trusts CF-Connecting-IP, as a

@@ -1,7 +1,7 @@
 import { buildServer } from "../../local/server-runtime";
 import { ensureSystemPackages } from "../../local/system-packages";
 import { buildWorker } from "../../local/worker-runtime";
-import { testRuntime } from "./app";
+import { testRuntime } from "./test-runtime";
 
 /**
  * Installs what the tests need from Debian when it is missing (redis-server, Chromium, a font for
