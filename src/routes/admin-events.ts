@@ -1,6 +1,5 @@
 import { Hono } from "hono";
-import { type AppEnv, deps } from "../context";
-import { readConfig } from "../env";
+import { type AppEnv, configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { adminAuth } from "../middleware/admin-auth";
 import { figureFrames, readFigures, readSaleFigures, statsFeed } from "../realtime/stats-feed";
@@ -17,7 +16,7 @@ const FIGURES_MAX_AGE_MS = 1_000;
  * `REALTIME_MAX_STREAMS` like the shoppers' streams.
  */
 export const adminEventRoutes = new Hono<AppEnv>()
-  .use("/sales/:saleId/events", adminAuth({ token: (c) => readConfig(c.env).ADMIN_TOKEN }))
+  .use("/sales/:saleId/events", adminAuth({ token: (c) => configOf(c).ADMIN_TOKEN }))
   .get("/sales/:saleId/events", async (c) => {
     const d = deps(c);
     const saleId = c.req.param("saleId");
