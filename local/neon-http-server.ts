@@ -9,7 +9,13 @@
  *   (what the driver always sends; it parses the text itself); objects keyed by column otherwise;
  * - each query is one extended-protocol statement, as on Neon (no multi-statement strings);
  * - a Postgres error → 400 `{"message","code","detail",…}`, so the driver throws `NeonDbError` with the
- *   SQLSTATE; Postgres unreachable → 503 within about 2 s.
+ *   SQLSTATE (a wrong parameter count too: 08P01); Postgres down → 503 at once (connection refused);
+ * - `rowCount` is the command tag's count, null when the tag has none (CREATE, SET, SHOW);
+ * - as Neon's proxy does (neondatabase/neon `proxy/src/serverless/sql_over_http.rs`): a client that goes
+ *   away has its query cancelled and its connection discarded, and a single query that leaves its
+ *   connection inside a transaction (`BEGIN`) gets the connection discarded, never reused;
+ * - up to `maxConnections` (default 20) per user and database; more requests queue for up to
+ *   `timeoutMs` (default 30 s), as behind Neon's PgBouncer, instead of failing.
  *
  * The target is pinned: user, password and database come from the `Neon-Connection-String` header, but
  * host and port are always those of `databaseUrl`, so this is not an open relay.
@@ -30,8 +36,10 @@ export type NeonHttpServerOptions = {
   port?: number;
   /** The Postgres every query goes to (its host and port are the only target). */
   databaseUrl: string;
-  /** Connection and pool wait limit before answering 503. Default 2,000 ms. */
+  /** How long a request may wait to connect or for a free connection before answering 503. Default 30 s. */
   timeoutMs?: number;
+  /** Connections per user and database. Default 20. */
+  maxConnections?: number;
 };
 
 export type NeonHttpServer = { url: string; port: number; close(): Promise<void> };
@@ -54,7 +62,7 @@ const rawText = { getTypeParser: () => (value: string) => value };
 /** Starts the endpoint; resolves once it listens (Postgres may still be starting). */
 export async function startNeonHttpServer(options: NeonHttpServerOptions): Promise<NeonHttpServer> {
   const target = new URL(options.databaseUrl);
-  const timeoutMs = options.timeoutMs ?? 2_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const pools = new Map<string, pg.Pool>();
 
   const poolFor = (connectionString: string): pg.Pool => {
@@ -73,7 +81,7 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
         user,
         password,
         database,
-        max: 10,
+        max: options.maxConnections ?? 20,
         connectionTimeoutMillis: timeoutMs,
       });
       pool.on("error", () => undefined);
@@ -82,7 +90,7 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
     return pool;
   };
 
-  const handle = async (req: IncomingMessage): Promise<Reply> => {
+  const handle = async (req: IncomingMessage, gone: AbortSignal): Promise<Reply> => {
     if (req.method !== "POST") return { status: 405, body: { message: "only POST is supported" } };
     let body: { query?: unknown; params?: unknown; queries?: unknown };
     try {
@@ -108,7 +116,14 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
     } catch (error) {
       return failure(error);
     }
-    let broken: Error | undefined;
+    // The client went away: cancel what runs (pg_cancel_backend) and never reuse the connection.
+    let discard = false;
+    const cancel = () => {
+      discard = true;
+      void cancelBackend(pool, client);
+    };
+    gone.addEventListener("abort", cancel, { once: true });
+    if (gone.aborted) cancel();
     try {
       const exec = async (q: Query) => format(await runQuery(client, q, rawTextOutput), arrayMode);
       if (!Array.isArray(body.queries)) return { status: 200, body: await exec(valid[0] as Query) };
@@ -123,15 +138,20 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
         throw error;
       }
     } catch (error) {
-      if (!(error instanceof pg.DatabaseError) || isConnectivity(error)) broken = error as Error;
+      if (!(error instanceof pg.DatabaseError) || isConnectivity(error)) discard = true;
       return failure(error);
     } finally {
-      client.release(broken ?? false);
+      gone.removeEventListener("abort", cancel);
+      // A connection left inside a transaction (a lone BEGIN) is closed, which rolls it back.
+      if (client.getTransactionStatus() !== "I") discard = true;
+      client.release(discard);
     }
   };
 
   const server = createServer((req, res) => {
-    handle(req)
+    const gone = new AbortController();
+    res.once("close", () => res.writableEnded || gone.abort());
+    handle(req, gone.signal)
       .catch((error: unknown) => failure(error))
       .then((reply) => sendJson(res, reply.status, reply.body));
   });
@@ -177,7 +197,7 @@ function format(result: pg.QueryArrayResult, arrayMode: boolean) {
   const rows = arrayMode
     ? result.rows
     : result.rows.map((row) => Object.fromEntries(fields.map((f, i) => [f.name, row[i]])));
-  return { command: result.command, rowCount: result.rowCount ?? 0, fields, rows, rowAsArray: arrayMode };
+  return { command: result.command, rowCount: result.rowCount, fields, rows, rowAsArray: arrayMode };
 }
 
 function begin(req: IncomingMessage): string {
@@ -196,7 +216,25 @@ function begin(req: IncomingMessage): string {
 
 /** Connection loss, shutdown and overload: the database is unavailable, not the query wrong. */
 function isConnectivity(error: pg.DatabaseError): boolean {
-  return /^(08|53|57P)/.test(error.code ?? "");
+  // 08P01 (protocol violation) is the request's fault, e.g. a wrong number of parameters.
+  return /^(08|53|57P)/.test(error.code ?? "") && error.code !== "08P01";
+}
+
+/** Asks Postgres to cancel whatever `client` runs, over a connection of its own (best effort). */
+async function cancelBackend(pool: pg.Pool, client: pg.PoolClient): Promise<void> {
+  const pid = (client as unknown as { processID?: number }).processID;
+  if (!pid) return;
+  const { host, port, user, password, database } = pool.options;
+  const killer = new pg.Client({ host, port, user, password, database, connectionTimeoutMillis: 2_000 });
+  killer.on("error", () => undefined);
+  try {
+    await killer.connect();
+    await killer.query("SELECT pg_cancel_backend($1)", [pid]);
+  } catch {
+    // the query may have ended, or Postgres be gone: nothing left to cancel
+  } finally {
+    await killer.end().catch(() => undefined);
+  }
 }
 
 function failure(error: unknown): Reply {

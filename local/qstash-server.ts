@@ -3,11 +3,16 @@
  * `client.ts`, `messages.ts`, `dlq.ts`, `utils.ts`); deliveries verify with its `Receiver`.
  *
  * - `POST /v2/publish/<destination URL>` → 201 `{"messageId","url","deduplicated"?}` (headers: see
- *   `qstash-publish.ts`); `POST /v2/enqueue/<queue>/<destination>` is treated the same (no queue order);
- *   `POST /v2/batch` with `[{destination, headers, body}]` → `[{messageId, url, deduplicated?}]`;
+ *   `qstash-publish.ts`); `POST /v2/batch` with `[{destination, headers, body}]` →
+ *   `[{messageId, url, deduplicated?}]`, every entry checked before any is enqueued (one invalid entry:
+ *   400 naming it, nothing published, so a retry cannot duplicate the others);
+ * - not implemented, and refused with 400 naming the feature rather than ignored (the project uses
+ *   neither): queues (`/v2/enqueue/<queue>/…`, a batch entry's `queue`) and flow control
+ *   (`Upstash-Flow-Control-Key` / `-Value`);
  * - `GET /v2/messages/:id` (404 once delivered), `DELETE /v2/messages/:id` → `{"cancelled":1}`,
- *   `DELETE /v2/messages?messageIds=…` (no filter: all) → `{"cancelled":n}`;
- * - `GET /v2/dlq` → `{"messages":[…]}`, `DELETE /v2/dlq/:dlqId`, `DELETE /v2/dlq?dlqIds=…`; `GET /v2/keys`;
+ *   `DELETE /v2/messages?messageIds=…|<filters>&count=n` (no filter: all) → `{"cancelled":n}`;
+ * - `GET /v2/dlq?<filters>&count&cursor&order` → `{"messages":[…],"cursor"?}`, `DELETE /v2/dlq/:dlqId`,
+ *   `DELETE /v2/dlq?dlqIds=…|<filters>` → `{"deleted":n}` (filters: `qstash-filters.ts`); `GET /v2/keys`;
  * - `Authorization: Bearer <token>` on everything, 401 otherwise; errors are `{"error": "…"}`;
  * - a deduplication id seen before (server lifetime) is not enqueued again: `deduplicated: true`;
  * - test controls, also over HTTP for the dev stack and benchmarks: `GET /__local/state`,
@@ -23,7 +28,8 @@
 import { createServer, type IncomingMessage } from "node:http";
 import { bearer, closeServer, errorMessage, listen, readBody, sendJson } from "./http-util";
 import { LOOPBACK } from "./ports";
-import type { DlqEntry } from "./qstash-message";
+import { selectBy } from "./qstash-filters";
+import type { DlqEntry, QStashMessage } from "./qstash-message";
 import { parsePublish } from "./qstash-publish";
 import { createScheduler, type DeliveryCounters, type Faults, type Scheduler } from "./qstash-scheduler";
 
@@ -66,23 +72,38 @@ export type QStashServer = {
 };
 
 type Reply = { status: number; body?: unknown };
+type BatchEntry = { destination?: string; headers?: Record<string, string>; body?: string; queue?: string };
 
-const unsupportedFilter: Reply = { status: 400, body: { error: "only id filters are supported locally" } };
+const FLOW_CONTROL = ["upstash-flow-control-key", "upstash-flow-control-value"];
+const unsupported = (feature: string): Reply => ({
+  status: 400,
+  body: { error: `${feature} is not supported by the local QStash server` },
+});
 
 export async function startQStashServer(options: QStashServerOptions): Promise<QStashServer> {
   const maxRetries = options.maxRetries ?? 3;
   const scheduler = createScheduler({ ...options, signingKey: () => options.currentSigningKey });
   const deduplicated = new Map<string, string>();
 
-  const publish = (destination: string, headers: Headers, body: Buffer): Reply => {
+  /** A publish request checked, not yet enqueued: the message, or the 400 that refuses it. */
+  const check = (destination: string, headers: Headers, body: Buffer) => {
+    const flow = FLOW_CONTROL.find((h) => headers.has(h));
+    if (flow) return unsupported(`flow control (${flow})`);
     const parsed = parsePublish({ destination, headers, body, maxRetries });
-    if ("error" in parsed) return { status: 400, body: { error: parsed.error } };
-    const { message, deduplicationId } = parsed;
+    return "error" in parsed ? { status: 400, body: { error: parsed.error } } : parsed;
+  };
+
+  const commit = ({ message, deduplicationId }: { message: QStashMessage; deduplicationId?: string }) => {
     const earlier = deduplicationId === undefined ? undefined : deduplicated.get(deduplicationId);
     if (earlier) return { status: 201, body: { messageId: earlier, url: message.url, deduplicated: true } };
     if (deduplicationId !== undefined) deduplicated.set(deduplicationId, message.messageId);
     scheduler.enqueue(message);
     return { status: 201, body: { messageId: message.messageId, url: message.url } };
+  };
+
+  const publish = (destination: string, headers: Headers, body: Buffer): Reply => {
+    const checked = check(destination, headers, body);
+    return "message" in checked ? commit(checked) : checked;
   };
 
   const state = () => ({
@@ -100,7 +121,8 @@ export async function startQStashServer(options: QStashServerOptions): Promise<Q
     const url = new URL(raw, "http://local");
     const route = `${req.method} ${url.pathname}`;
     const body = await readBody(req);
-    const publishPath = /^\/v2\/(publish|enqueue\/[^/]+)\/(.+)$/.exec(raw);
+    if (/^\/v2\/enqueue\//.test(raw)) return unsupported("queues (/v2/enqueue)");
+    const publishPath = /^\/v2\/(publish)\/(.+)$/.exec(raw);
     if (req.method === "POST" && publishPath?.[2]) {
       const destination = /^https?%3A/i.test(publishPath[2])
         ? decodeURIComponent(publishPath[2])
@@ -110,12 +132,21 @@ export async function startQStashServer(options: QStashServerOptions): Promise<Q
     if (route === "POST /v2/batch") {
       const entries: unknown = JSON.parse(body.toString("utf8") || "null");
       if (!Array.isArray(entries)) return { status: 400, body: { error: "expected an array of messages" } };
-      const replies = entries.map(
-        (e: { destination?: string; headers?: Record<string, string>; body?: string }) =>
-          publish(e.destination ?? "", new Headers(e.headers ?? {}), Buffer.from(e.body ?? "", "utf8")),
-      );
-      const failed = replies.find((r) => r.status >= 400);
-      return failed ?? { status: 201, body: replies.map((r) => r.body) };
+      const checked = entries.map((e: BatchEntry, i) => {
+        if (e.queue !== undefined) return { index: i, refused: unsupported("queues (batch entry queue)") };
+        const one = check(
+          e.destination ?? "",
+          new Headers(e.headers ?? {}),
+          Buffer.from(e.body ?? "", "utf8"),
+        );
+        return "message" in one ? one : { index: i, refused: one };
+      });
+      const refused = checked.find((c) => "refused" in c);
+      if (refused && "refused" in refused) {
+        const error = (refused.refused.body as { error: string }).error;
+        return { status: 400, body: { error: `batch entry ${refused.index}: ${error}` } };
+      }
+      return { status: 201, body: checked.map((c) => ("message" in c ? commit(c).body : null)) };
     }
     const [, resource, id] = /^\/v2\/(messages|dlq)(?:\/([^/]+))?$/.exec(url.pathname) ?? [];
     if (resource === "messages" && id && req.method === "GET") {
@@ -123,21 +154,30 @@ export async function startQStashServer(options: QStashServerOptions): Promise<Q
       return view ? { status: 200, body: view } : { status: 404, body: { error: "message not found" } };
     }
     if (resource === "messages" && req.method === "DELETE") {
-      const ids = id ? [id] : selected(url, "messageIds", scheduler.messageIds());
-      if (!ids) return unsupportedFilter;
+      const pending = scheduler
+        .messageIds()
+        .map((m) => scheduler.get(m))
+        .filter((m): m is Record<string, unknown> => m !== undefined);
+      const picked = selectBy(url, pending, { idParam: "messageIds", idOf: (m) => String(m.messageId) });
+      if (!id && "error" in picked) return { status: 400, body: { error: picked.error } };
+      const ids = id ? [id] : "items" in picked ? picked.items.map((m) => String(m.messageId)) : [];
       const cancelled = ids.filter((m) => scheduler.cancel(m)).length;
       if (id && cancelled === 0) return { status: 404, body: { error: "message not found" } };
       return { status: 200, body: { cancelled } };
     }
-    const dlqIds = () => scheduler.dlq().map((m) => m.dlqId);
+    const dlqIdOf = (m: DlqEntry) => m.dlqId;
     if (resource === "dlq" && !id && req.method === "GET") {
-      const wanted = selected(url, "dlqIds", dlqIds());
-      if (!wanted) return unsupportedFilter;
-      return { status: 200, body: { messages: scheduler.dlq().filter((m) => wanted.includes(m.dlqId)) } };
+      const picked = selectBy(url, scheduler.dlq(), { idParam: "dlqIds", idOf: dlqIdOf, maxCount: 100 });
+      if ("error" in picked) return { status: 400, body: { error: picked.error } };
+      return {
+        status: 200,
+        body: { messages: picked.items, ...(picked.cursor ? { cursor: picked.cursor } : {}) },
+      };
     }
     if (resource === "dlq" && req.method === "DELETE") {
-      const ids = id ? [id] : selected(url, "dlqIds", dlqIds());
-      if (!ids) return unsupportedFilter;
+      const picked = selectBy(url, scheduler.dlq(), { idParam: "dlqIds", idOf: dlqIdOf });
+      if (!id && "error" in picked) return { status: 400, body: { error: picked.error } };
+      const ids = id ? [id] : "items" in picked ? picked.items.map(dlqIdOf) : [];
       const deleted = ids.filter((d) => scheduler.deleteDlq(d)).length;
       if (id) return deleted ? { status: 200 } : { status: 404, body: { error: "dlq message not found" } };
       return { status: 200, body: { deleted } };
@@ -185,14 +225,6 @@ function headersOf(req: IncomingMessage): Record<string, string> {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
-}
-
-/** The ids named in `?<param>=…` (repeated), `all` when none is named, null for other filters. */
-function selected(url: URL, param: string, all: string[]): string[] | null {
-  const keys = [...url.searchParams.keys()].filter((k) => k !== param && k !== "count" && k !== "cursor");
-  if (keys.length > 0) return null;
-  const named = url.searchParams.getAll(param);
-  return named.length > 0 ? named : all;
 }
 
 function faultsFrom(input: Record<string, unknown>): Partial<Faults> {

@@ -4,8 +4,10 @@
  * Commands go out as `RawCommand`s: replies stay RESP2-shaped Buffers, never transformed by ioredis
  * (no HGETALL objects, no RESP3 pairs), so the REST layer can encode them exactly as Upstash does.
  * A few shared connections carry single commands and pipelines (ioredis pipelines on each socket);
- * transactions borrow a connection of their own so MULTI … EXEC never shares a socket.
- * Every command fails within `timeoutMs`, and fails at once while Redis is down: nothing queues.
+ * transactions borrow a connection of their own so MULTI … EXEC never shares a socket, and blocking
+ * commands get a `dedicated` one that is closed afterwards. Integer replies come back as decimal strings
+ * (no rounding above 2^53). A command fails at once while Redis is down (nothing queues); one that
+ * Redis is slow to answer waits for its reply, as it does behind Upstash: the client sets the limit.
  *
  * @example
  * const conns = createRedisConnections({ redisUrl, shared: 4, exclusive: 4, timeoutMs: 2_000 });
@@ -35,6 +37,8 @@ export function run(conn: Redis, [name, ...args]: string[]): Promise<unknown> {
 export type RedisConnections = {
   /** A shared connection, round robin. */
   shared(): Redis;
+  /** A new connection for one blocking command; the caller disconnects it. */
+  dedicated(): Promise<Redis>;
   /** A connection nobody else uses until `giveBack`; rejects after `timeoutMs` if none frees up. */
   borrow(): Promise<Redis>;
   /** Returns a borrowed connection; a broken one (`healthy` false) is dropped and replaced later. */
@@ -48,12 +52,13 @@ export function createRedisConnections(options: {
   redisUrl: string;
   shared: number;
   exclusive: number;
+  /** Connect timeout, and how long `borrow` waits for a free connection. */
   timeoutMs: number;
 }): RedisConnections {
   const connect = () => {
     const conn = new Redis(options.redisUrl, {
       protocol: 2,
-      commandTimeout: options.timeoutMs,
+      stringNumbers: true,
       connectTimeout: options.timeoutMs,
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
@@ -80,6 +85,10 @@ export function createRedisConnections(options: {
       const conn = shared[next++ % shared.length];
       if (!conn) throw new Error("no Redis connection");
       return conn;
+    },
+    dedicated() {
+      if (closed) return Promise.reject(new Error("connections closed"));
+      return usable(connect());
     },
     borrow() {
       if (closed) return Promise.reject(new Error("connections closed"));

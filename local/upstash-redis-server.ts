@@ -1,36 +1,44 @@
 /**
- * A local stand-in for the Upstash Redis REST API, in front of a real redis-server, speaking what
- * `@upstash/redis` 1.39 sends (read from its `pkg/http.ts`, `pkg/pipeline.ts`, `pkg/script.ts`):
+ * A local stand-in for the Upstash Redis REST API (https://upstash.com/docs/redis/features/restapi), in
+ * front of a real redis-server, speaking what `@upstash/redis` 1.39 sends (read from its `pkg/http.ts`,
+ * `pkg/pipeline.ts`, `pkg/script.ts`):
  *
  * - `POST /` with a JSON command `["SET","k","v"]` → 200 `{"result": …}`; a Redis error → 400 `{"error"}`;
- *   `POST /pipeline` and `POST /multi-exec` with `[[…],[…]]` → 200 `[{"result"}|{"error"}, …]`
- *   (multi-exec runs MULTI … EXEC on a connection of its own, so it is atomic);
- * - `Upstash-Encoding: base64`: every string in a reply is base64, nested arrays too, except a top-level
- *   plain `"OK"`; integers stay numbers, nil is `null`; replies keep RESP2 shapes (flat HGETALL arrays);
+ *   `POST /pipeline` with `[[…],[…]]` → 200 `[{"result"}|{"error"}, …]`, a refused command answered in its
+ *   own slot; `POST /multi-exec` runs MULTI … EXEC on a connection of its own (atomic), and a refused
+ *   command discards the whole transaction (400), as the docs say;
+ * - the path form `/set/k/v?EX=100` (query arguments appended as `EX 100`, the body, if any, before them);
+ *   HEAD, GET, POST and PUT only, 405 otherwise;
+ * - replies: see `upstash-reply.ts` (base64 encoding, integers with all their digits);
  * - `Authorization: Bearer <token>` (or `?_token=`) is checked: 401 otherwise;
  * - every answer carries an `upstash-sync-token` header (read-your-writes; one Redis needs no waiting);
  * - EVALSHA of an unknown script returns Redis' own `NOSCRIPT …` text, so `createScript` falls back to EVAL;
- * - commands that would take over a shared connection (SUBSCRIBE, MONITOR, SELECT, blocking pops, …)
- *   are refused with 400, and the `/subscribe` streaming paths are not implemented;
- * - Redis down or slow: 503 `{"error"}` within about `timeoutMs` (default 2 s), never a hang.
+ * - blocking commands (BLPOP …, XREAD … BLOCK) hold the request on a connection of their own until they
+ *   return; commands Upstash refuses, or that would take over a shared connection, get 400 (see
+ *   `upstash-commands.ts`); the `/subscribe` and `/monitor` streaming paths are not implemented;
+ * - Redis down: 503 `{"error"}` at once. Redis slow: the request waits for the reply, as on Upstash.
+ * - fault mode `replyTimeoutMs` (off by default; `setFaults`): answer 503 after that many milliseconds
+ *   while the command goes on in Redis and may still commit — what a client sees when its request times
+ *   out after the write (a client that retries then applies it twice).
  *
  * @example
  * const rest = await startUpstashRedisServer({ port: 0, redisUrl: "redis://127.0.0.1:6390", token: "t" });
  * const redis = new Redis({ url: rest.url, token: "t" }); // from "@upstash/redis"
+ * rest.setFaults({ replyTimeoutMs: 2_000 }); // later commands still running at 2 s are answered 503
  */
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Redis } from "ioredis";
 import { ReplyError } from "ioredis";
-import {
-  bearer,
-  closeServer,
-  header,
-  listen,
-  errorMessage as message,
-  readBody,
-  sendJson,
-} from "./http-util";
+import { bearer, closeServer, header, listen, errorMessage as message, readBody } from "./http-util";
 import { LOOPBACK } from "./ports";
 import { createRedisConnections, run } from "./redis-connections";
+import { isBlocking, toCommand } from "./upstash-commands";
+import { reply, replyJson } from "./upstash-reply";
+
+export type UpstashFaults = {
+  /** Answer 503 after this many ms while the command goes on in Redis (null: off, the default). */
+  replyTimeoutMs: number | null;
+};
 
 export type UpstashRedisServerOptions = {
   /** 0 or absent: a free port. */
@@ -39,23 +47,22 @@ export type UpstashRedisServerOptions = {
   redisUrl: string;
   /** The bearer token clients must send (`UPSTASH_REDIS_REST_TOKEN`). */
   token: string;
-  /** How long a command may take before the request fails with 503. Default 2,000 ms. */
+  /** Connect timeout and the wait for a free transaction connection. Default 2,000 ms. */
   timeoutMs?: number;
+  faults?: Partial<UpstashFaults>;
 };
 
-export type UpstashRedisServer = { url: string; port: number; close(): Promise<void> };
+export type UpstashRedisServer = {
+  url: string;
+  port: number;
+  setFaults(faults: Partial<UpstashFaults>): void;
+  faults(): UpstashFaults;
+  close(): Promise<void>;
+};
 
-/** Commands that would change or block a shared connection, or belong to other endpoints. */
-const REFUSED = new Set(
-  [
-    "SUBSCRIBE PSUBSCRIBE SSUBSCRIBE UNSUBSCRIBE PUNSUBSCRIBE SUNSUBSCRIBE MONITOR SELECT SWAPDB HELLO AUTH",
-    "RESET QUIT SYNC PSYNC REPLCONF MULTI EXEC DISCARD WATCH UNWATCH CLIENT SHUTDOWN DEBUG WAIT WAITAOF",
-    "BLPOP BRPOP BRPOPLPUSH BLMOVE BLMPOP BZPOPMIN BZPOPMAX BZMPOP",
-  ]
-    .join(" ")
-    .split(" "),
-);
 type Reply = { status: number; body: unknown };
+
+const METHODS = new Set(["HEAD", "GET", "POST", "PUT"]);
 
 /** Starts the REST server; resolves once it listens (Redis may still be connecting). */
 export async function startUpstashRedisServer(
@@ -63,22 +70,55 @@ export async function startUpstashRedisServer(
 ): Promise<UpstashRedisServer> {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const conns = createRedisConnections({ redisUrl: options.redisUrl, shared: 4, exclusive: 4, timeoutMs });
+  let faults: UpstashFaults = { replyTimeoutMs: null, ...options.faults };
   let syncToken = 0;
 
-  const single = async (command: string[], base64: boolean): Promise<Reply> => {
+  /** A connection of its own for a blocking command, dropped when done or when the client leaves. */
+  const dedicated = async <T>(res: ServerResponse, work: (conn: Redis) => Promise<T>): Promise<T> => {
+    const conn = await conns.dedicated();
+    const drop = () => conn.disconnect();
+    res.once("close", drop);
     try {
-      return { status: 200, body: { result: encode(await run(conns.shared(), command), base64, true) } };
+      return await work(conn);
+    } finally {
+      res.off("close", drop);
+      drop();
+    }
+  };
+
+  const single = async (command: string[], base64: boolean, res: ServerResponse): Promise<Reply> => {
+    try {
+      const value = isBlocking(command)
+        ? await dedicated(res, (conn) => run(conn, command))
+        : await run(conns.shared(), command);
+      return { status: 200, body: { result: reply(value, base64) } };
     } catch (error) {
       return failure(error);
     }
   };
 
-  const pipeline = async (commands: string[][], base64: boolean): Promise<Reply> => {
-    const conn = conns.shared();
-    const settled = await Promise.allSettled(commands.map((c) => run(conn, c)));
+  const pipeline = async (
+    commands: Array<string[] | string>,
+    base64: boolean,
+    res: ServerResponse,
+  ): Promise<Reply> => {
+    const valid = commands.filter((c): c is string[] => typeof c !== "string");
+    const runAll = (conn: Redis) => Promise.allSettled(valid.map((c) => run(conn, c)));
+    let settled: PromiseSettledResult<unknown>[];
+    try {
+      settled = valid.some(isBlocking) ? await dedicated(res, runAll) : await runAll(conns.shared());
+    } catch (error) {
+      return failure(error);
+    }
     const down = settled.find((s) => s.status === "rejected" && !(s.reason instanceof ReplyError));
     if (down?.status === "rejected") return failure(down.reason);
-    return { status: 200, body: settled.map((s) => item(s, base64)) };
+    const results = settled.values();
+    const body = commands.map((c) =>
+      typeof c === "string"
+        ? { error: c }
+        : item(results.next().value as PromiseSettledResult<unknown>, base64),
+    );
+    return { status: 200, body };
   };
 
   const multiExec = async (commands: string[][], base64: boolean): Promise<Reply> => {
@@ -109,7 +149,8 @@ export async function startUpstashRedisServer(
     }
   };
 
-  const handle = async (req: IncomingMessage): Promise<Reply> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
+    if (!METHODS.has(req.method ?? "")) return { status: 405, body: { error: "ERR method not allowed" } };
     const url = new URL(req.url ?? "/", "http://local");
     const token = bearer(req) ?? url.searchParams.get("_token");
     if (token !== options.token) return { status: 401, body: { error: "Unauthorized" } };
@@ -127,33 +168,51 @@ export async function startUpstashRedisServer(
       if (!Array.isArray(parsed) || parsed.length === 0)
         return badRequest("ERR expected an array of commands");
       const commands = parsed.map(toCommand);
+      if (path === "/pipeline") return pipeline(commands, base64, res);
       const invalid = commands.find((c) => typeof c === "string");
       if (typeof invalid === "string") return badRequest(invalid);
-      const valid = commands as string[][];
-      return path === "/pipeline" ? pipeline(valid, base64) : multiExec(valid, base64);
+      return multiExec(commands as string[][], base64);
     }
     if (/^\/(p?subscribe|monitor)(\/|$)/i.test(path))
       return badRequest("ERR streaming endpoints are not supported");
-    // Path form: POST /set/key/value (the body, if any, is the last argument).
+    // Path form: POST /set/key/value?EX=100 (the body, if any, then the query arguments, in order).
+    const query = [...url.searchParams]
+      .filter(([k]) => k !== "_token")
+      .flatMap(([k, v]) => (v ? [k, v] : [k]));
     const command =
       path === ""
         ? toCommand(parsed)
-        : toCommand([...path.slice(1).split("/").map(decodeURIComponent), ...(raw ? [raw] : [])]);
-    return typeof command === "string" ? badRequest(command) : single(command, base64);
+        : toCommand([...path.slice(1).split("/").map(decodeURIComponent), ...(raw ? [raw] : []), ...query]);
+    return typeof command === "string" ? badRequest(command) : single(command, base64, res);
+  };
+
+  /** The request's reply, or the injected 503 once `replyTimeoutMs` passes first. */
+  const answer = (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
+    const handled = handle(req, res).catch((error: unknown) => badRequest(`ERR ${message(error)}`));
+    const limit = faults.replyTimeoutMs;
+    if (limit === null) return handled;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<Reply>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ status: 503, body: { error: `ERR fault: no reply within ${limit} ms` } }),
+        limit,
+      );
+    });
+    return Promise.race([handled, timedOut]).finally(() => clearTimeout(timer));
   };
 
   const server = createServer((req, res) => {
-    handle(req)
-      .catch((error: unknown) => ({ status: 400, body: { error: `ERR ${message(error)}` } }))
-      .then((reply) =>
-        sendJson(res, reply.status, reply.body, { "upstash-sync-token": String(++syncToken) }),
-      );
+    void answer(req, res).then((r) => send(res, r, { "upstash-sync-token": String(++syncToken) }));
   });
   const port = await listen(server, options.port);
   await conns.ready(timeoutMs);
   return {
     url: `http://${LOOPBACK}:${port}`,
     port,
+    setFaults(next) {
+      faults = { ...faults, ...next };
+    },
+    faults: () => ({ ...faults }),
     async close() {
       await closeServer(server);
       await conns.close();
@@ -161,27 +220,15 @@ export async function startUpstashRedisServer(
   };
 }
 
-/** A JSON command as strings, or the error text explaining why it is not one. */
-function toCommand(value: unknown): string[] | string {
-  if (!Array.isArray(value) || value.length === 0) return "ERR expected a command array";
-  const args = value.map((v) =>
-    typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : null,
-  );
-  if (args.some((a) => a === null)) return "ERR command arguments must be strings or numbers";
-  const name = (args[0] as string).toUpperCase();
-  if (REFUSED.has(name)) return `ERR command '${name}' is not supported by the local Upstash REST server`;
-  return args as string[];
-}
-
-/** A RESP2 reply in Upstash's JSON form. */
-function encode(value: unknown, base64: boolean, top: boolean): unknown {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "number") return value;
-  if (Array.isArray(value)) return value.map((v) => encode(v, base64, false));
-  if (value instanceof Error) return encode(Buffer.from(value.message), base64, top);
-  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(String(value));
-  if (!base64) return bytes.toString("utf8");
-  return top && bytes.length === 2 && bytes.toString() === "OK" ? "OK" : bytes.toString("base64");
+function send(res: ServerResponse, { status, body }: Reply, headers: Record<string, string>): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = replyJson(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
 }
 
 function settle(reply: unknown): PromiseSettledResult<unknown> {
@@ -191,7 +238,7 @@ function settle(reply: unknown): PromiseSettledResult<unknown> {
 }
 
 function item(s: PromiseSettledResult<unknown>, base64: boolean) {
-  return s.status === "fulfilled" ? { result: encode(s.value, base64, true) } : { error: message(s.reason) };
+  return s.status === "fulfilled" ? { result: reply(s.value, base64) } : { error: message(s.reason) };
 }
 
 function failure(error: unknown): Reply {

@@ -25,9 +25,13 @@ describe("a reservation whose outcome is unknown is resolved before the answer",
   it("a script that commits after the store's timeout is answered 202 and published, not 503", async () => {
     const sale = await app.api.createSale({ stock: 3 });
     await app.api.buy(sale.productToken, "warm-up", 1);
-    // Writes (and scripts) wait 3 s: the REST stand-in gives up after 2 s, then the script commits.
+    // Writes (and scripts) wait 3 s; the REST stand-in's fault mode answers 503 after 1.5 s (before the
+    // client's own 2 s timeout), then the script commits: a timeout after commit.
+    app.stack.upstash.setFaults({ replyTimeoutMs: 1_500 });
     await app.redis.call("CLIENT", "PAUSE", "3000", "WRITE");
-    const res = await app.api.buy(sale.productToken, "slow-commit", 1);
+    const res = await app.api
+      .buy(sale.productToken, "slow-commit", 1)
+      .finally(() => app.stack.upstash.setFaults({ replyTimeoutMs: null }));
     const ledger = await eventually(
       () => app.redis.hkeys(saleKeys(sale.saleId).ledger),
       (keys) => keys.length === 2,

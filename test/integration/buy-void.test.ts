@@ -61,9 +61,13 @@ describe("a reservation whose outcome is still unknown at the deadline is voided
     await app.drain();
     const published = app.stack.qstash.delivered.published;
     const before = await saleState(sale.saleId);
-    // Scripts wait 11 s: every run of the attempt (1 s window) and the route's own void time out.
+    // Scripts wait 11 s: every run of the attempt (1 s window) and the route's own void time out; the
+    // REST stand-in's fault mode answers 503 after 900 ms while each run stays queued and commits later.
+    app.stack.upstash.setFaults({ replyTimeoutMs: 900 });
     await app.redis.call("CLIENT", "PAUSE", "11000", "WRITE");
-    const res = await app.api.buy(sale.productToken, "late-commit", 1);
+    const res = await app.api
+      .buy(sale.productToken, "late-commit", 1)
+      .finally(() => app.stack.upstash.setFaults({ replyTimeoutMs: null }));
     expect([res.status, errorCode(res.body)], res.text).toEqual([503, "UNAVAILABLE"]);
     expect(app.stack.qstash.delivered.published, "a void job was handed to QStash").toBeGreaterThan(
       published,

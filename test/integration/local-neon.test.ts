@@ -10,6 +10,7 @@ import { NeonDbError, type NeonQueryFunction, neon, neonConfig } from "@neondata
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/neon-http";
 import { integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type NeonHttpServer, startNeonHttpServer } from "../../local/neon-http-server";
 import { type PostgresProcess, startPostgres } from "../../local/postgres-process";
@@ -125,6 +126,65 @@ describe("local Neon HTTP endpoint", () => {
     expect(await elsewhere`SELECT current_database() AS db`).toEqual([{ db: "flashsale" }]);
     const wrongPassword = neon(postgres.databaseUrl.replace(":postgres@", ":wrong@"));
     await expect(wrongPassword`SELECT 1`).rejects.toMatchObject({ code: "28P01" });
+  });
+
+  it("cancels the query of a client that goes away", async () => {
+    const abort = new AbortController();
+    const sleeping = fetch(endpoint.url, {
+      method: "POST",
+      headers: { "neon-connection-string": postgres.databaseUrl },
+      body: JSON.stringify({ query: "SELECT pg_sleep(30) AS abandoned", params: [] }),
+      signal: abort.signal,
+    }).catch(() => null);
+    const running = () =>
+      sql`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(30) AS abandoned%'`;
+    await expect.poll(running).toEqual([{ n: 1 }]);
+    abort.abort();
+    await sleeping;
+    await expect.poll(running, { timeout: 5_000 }).toEqual([{ n: 0 }]);
+  }, 15_000);
+
+  it("never lets a later query run inside a transaction a lone BEGIN left open", async () => {
+    const direct = new pg.Client({ connectionString: postgres.databaseUrl });
+    await direct.connect();
+    try {
+      await sql`BEGIN`;
+      for (let id = 60; id < 65; id++)
+        await sql`INSERT INTO items (id, name) VALUES (${id}, ${`after-begin-${id}`})`;
+      const seen = await direct.query("SELECT count(*)::int AS n FROM items WHERE name LIKE 'after-begin-%'");
+      expect(seen.rows, "the inserts were committed, not held in the open transaction").toEqual([{ n: 5 }]);
+      await expect
+        .poll(async () => {
+          const open = await direct.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'",
+          );
+          return open.rows;
+        })
+        .toEqual([{ n: 0 }]);
+    } finally {
+      await direct.end();
+    }
+  });
+
+  it("answers a wrong parameter count with Postgres' 08P01 as a 400, not 503", async () => {
+    const failed = await sql.query("SELECT $1::int + $2::int AS s", [1]).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(NeonDbError);
+    expect(failed).toMatchObject({ code: "08P01" });
+    expect(await sql`SELECT 1 AS ok`).toEqual([{ ok: 1 }]);
+  });
+
+  it("queues a burst bigger than its pool instead of failing it", async () => {
+    const burst = await Promise.allSettled(Array.from({ length: 60 }, () => sql`SELECT pg_sleep(0.5)`));
+    expect(burst.filter((r) => r.status === "rejected")).toEqual([]);
+  }, 30_000);
+
+  it("reports rowCount null for commands whose tag has no count", async () => {
+    const run = (query: string) => sql.query(query, [], { fullResults: true });
+    expect((await run("CREATE TABLE row_count_probe (a int)")).rowCount).toBeNull();
+    expect((await run("SET application_name = 'probe'")).rowCount).toBeNull();
+    expect((await run("SHOW application_name")).rowCount).toBeNull();
+    expect((await run("INSERT INTO row_count_probe VALUES (1), (2)")).rowCount).toBe(2);
   });
 
   it("answers 503 quickly while Postgres is stopped, and recovers after a start", async () => {

@@ -219,6 +219,77 @@ describe("local QStash server", () => {
     });
   });
 
+  it("checks a whole batch before publishing any of it", async () => {
+    const published = qstash.delivered.published;
+    const failed = await client
+      .batchJSON([
+        { url: `${base}/batch-valid`, body: { i: 1 } },
+        { url: "https://example.com/x", body: { i: 2 } },
+      ])
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(QstashError);
+    await qstash.idle(5_000);
+    expect(at("/batch-valid"), "the valid entry was not published").toHaveLength(0);
+    expect(qstash.delivered.published).toBe(published);
+    expect(String((failed as Error).message)).toMatch(/batch entry 1/);
+  });
+
+  it("refuses queues and flow control by name instead of ignoring them", async () => {
+    const queued = client.queue({ queueName: "orders" }).enqueueJSON({ url: `${base}/queued`, body: {} });
+    await expect(queued).rejects.toThrow(/queues/);
+    const flow = client.publishJSON({
+      url: `${base}/flow`,
+      body: {},
+      flowControl: { key: "k", parallelism: 1 },
+    });
+    await expect(flow).rejects.toThrow(/flow control/);
+    await qstash.idle(5_000);
+    expect([...at("/queued"), ...at("/flow")]).toHaveLength(0);
+  });
+
+  it("cancels at most `count` messages per bulk call", async () => {
+    await fetch(`${qstash.url}/v2/messages`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    for (let i = 0; i < 3; i++) await client.publishJSON({ url: `${base}/counted`, body: { i }, delay: 30 });
+    const cancel = () =>
+      fetch(`${qstash.url}/v2/messages?count=2`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${token}` },
+      }).then((r) => r.json());
+    expect(await cancel()).toEqual({ cancelled: 2 });
+    expect(qstash.pending()).toBe(1);
+    expect(await cancel()).toEqual({ cancelled: 1 });
+    expect(await cancel()).toEqual({ cancelled: 0 });
+  });
+
+  it("filters and pages the DLQ as QStash documents", async () => {
+    answers["/dlq-a"] = () => ({ status: 500 });
+    answers["/dlq-b"] = () => ({ status: 404 });
+    const a = await client.publishJSON({ url: `${base}/dlq-a`, body: {}, retries: 0 });
+    const b = await client.publishJSON({ url: `${base}/dlq-b`, body: {}, retries: 0 });
+    await qstash.idle(5_000);
+    const byUrl = await client.dlq.listMessages({ filter: { url: `${base}/dlq-a` } });
+    expect(byUrl.messages.map((m) => m.messageId)).toEqual([a.messageId]);
+    const byStatus = await client.dlq.listMessages({ filter: { responseStatus: 404 } });
+    expect(byStatus.messages.map((m) => m.messageId)).toEqual([b.messageId]);
+    const page = await client.dlq.listMessages({ count: 1, filter: { fromDate: Date.now() - 60_000 } });
+    expect(page.messages).toHaveLength(1);
+    expect(page.cursor).toBeTruthy();
+    const auth = { authorization: `Bearer ${token}` };
+    const unknown = await fetch(`${qstash.url}/v2/dlq?colour=red`, { headers: auth });
+    expect([unknown.status, await unknown.json()]).toEqual([400, { error: "unsupported filter: colour" }]);
+    const deleted = await fetch(`${qstash.url}/v2/dlq?url=${encodeURIComponent(`${base}/dlq-b`)}`, {
+      method: "DELETE",
+      headers: auth,
+    });
+    expect(await deleted.json()).toEqual({ deleted: 1 });
+    const left = (await client.dlq.listMessages()).messages.map((m) => m.messageId);
+    expect(left).toContain(a.messageId);
+    expect(left).not.toContain(b.messageId);
+  });
+
   it("injects duplicates and pauses delivery on request", async () => {
     qstash.setFaults({ duplicateRate: 1 });
     const { messageId } = await client.publishJSON({ url: `${base}/twice`, body: {} });

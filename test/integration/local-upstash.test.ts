@@ -4,6 +4,7 @@
  * and a Redis outage answered quickly.
  */
 import { errors, Redis } from "@upstash/redis";
+import { Redis as Direct } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
 import { startUpstashRedisServer, type UpstashRedisServer } from "../../local/upstash-redis-server";
@@ -12,14 +13,27 @@ const token = "test-upstash-token";
 let redisServer: RedisProcess;
 let rest: UpstashRedisServer;
 let redis: Redis;
+let direct: Direct;
+
+/** One raw REST call (what a client other than `@upstash/redis` may send). */
+function call(path: string, init: RequestInit = {}) {
+  return fetch(`${rest.url}${path}`, {
+    method: "POST",
+    ...init,
+    headers: { authorization: `Bearer ${token}`, ...init.headers },
+  });
+}
 
 beforeAll(async () => {
   redisServer = await startRedis({ port: 0 });
   rest = await startUpstashRedisServer({ port: 0, redisUrl: redisServer.url, token });
   redis = new Redis({ url: rest.url, token, enableTelemetry: false });
+  direct = new Direct(redisServer.url, { maxRetriesPerRequest: 1 });
+  direct.on("error", () => undefined);
 });
 
 afterAll(async () => {
+  direct?.disconnect();
   await rest?.close();
   await redisServer?.stop();
 });
@@ -130,6 +144,89 @@ describe("local Upstash REST server", () => {
       body: '["MGET","path:k","path:none"]',
     });
     expect(await encoded.json()).toEqual({ result: [Buffer.from("plain €").toString("base64"), null] });
+  });
+
+  it("waits for a slow command's reply; only the replyTimeoutMs fault answers 503 while it commits", async () => {
+    await direct.call("CLIENT", "PAUSE", "2600", "WRITE");
+    expect(await redis.set("slow:waited", "v")).toBe("OK");
+    rest.setFaults({ replyTimeoutMs: 300 });
+    try {
+      await direct.call("CLIENT", "PAUSE", "1500", "WRITE");
+      const res = await call("", { body: '["SET","slow:late","v"]' });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ error: expect.stringMatching(/fault/) });
+      await expect.poll(() => direct.get("slow:late"), { timeout: 5_000 }).toBe("v");
+    } finally {
+      rest.setFaults({ replyTimeoutMs: null });
+    }
+  }, 15_000);
+
+  it("serves blocking commands on connections of their own, so other commands keep flowing", async () => {
+    const abort = new AbortController();
+    const blocked = Array.from({ length: 6 }, () =>
+      call("", { body: '["XREAD","BLOCK","0","STREAMS","block:s","$"]', signal: abort.signal }).catch(
+        () => null,
+      ),
+    );
+    await expect
+      .poll(async () => Number(/blocked_clients:(\d+)/.exec(await direct.info("clients"))?.[1]))
+      .toBe(6);
+    const pings = await Promise.all(Array.from({ length: 20 }, () => redis.ping()));
+    expect(pings.every((p) => p === "PONG")).toBe(true);
+    const popped = call("", { body: '["BLPOP","block:list","5"]' });
+    await direct.lpush("block:list", "x");
+    expect(await (await popped).json()).toEqual({ result: ["block:list", "x"] });
+    abort.abort();
+    await Promise.all(blocked);
+    await expect
+      .poll(async () => Number(/blocked_clients:(\d+)/.exec(await direct.info("clients"))?.[1]))
+      .toBe(0);
+  }, 15_000);
+
+  it("answers a pipeline per command: a refused command gets its error, the others run", async () => {
+    const res = await call("/pipeline", {
+      body: JSON.stringify([
+        ["SET", "pipe:r", "1"],
+        ["SUBSCRIBE", "chan"],
+        ["GET", "pipe:r"],
+      ]),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual([
+      { result: "OK" },
+      { error: expect.stringMatching(/SUBSCRIBE/) },
+      { result: "1" },
+    ]);
+  });
+
+  it("keeps every digit of integers above 2^53", async () => {
+    await direct.set("big:n", "9007199254740994");
+    const res = await call("", { body: '["INCR","big:n"]' });
+    expect(await res.text()).toBe('{"result":9007199254740995}');
+    const script = await call("", {
+      body: '["EVAL","return {redis.call(\'INCR\', KEYS[1]), 1}","1","big:n"]',
+    });
+    expect(await script.text()).toBe('{"result":[9007199254740996,1]}');
+  });
+
+  it("appends query-string arguments to the path form", async () => {
+    expect(await (await call("/set/query:a/v?EX=100")).json()).toEqual({ result: "OK" });
+    expect(await direct.ttl("query:a")).toBeGreaterThan(90);
+    expect(await (await call("/set/query:b?EX=100&NX", { body: "body value" })).json()).toEqual({
+      result: "OK",
+    });
+    expect([await direct.get("query:b"), await direct.ttl("query:b")]).toEqual(["body value", 100]);
+    expect(await (await call("/set/query:b?NX", { body: "again" })).json()).toEqual({ result: null });
+  });
+
+  it("allows HEAD, GET, POST and PUT only", async () => {
+    expect(await (await call("/set/method:k/v", { method: "PUT" })).json()).toEqual({ result: "OK" });
+    expect(await (await call("/get/method:k", { method: "GET" })).json()).toEqual({ result: "v" });
+    for (const method of ["DELETE", "PATCH"]) {
+      const res = await call("/del/method:k", { method });
+      expect(res.status).toBe(405);
+    }
+    expect(await direct.get("method:k")).toBe("v");
   });
 
   it("answers 503 quickly while Redis is down, and recovers after a restart", async () => {
