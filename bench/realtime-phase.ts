@@ -11,6 +11,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { operator } from "./admin";
+import { cpuMicros } from "./proc";
 import type { LatencySummary } from "./protocol";
 import type { ToRealtimeLoad } from "./realtime-load";
 import { RedisStats } from "./redis-stats";
@@ -48,7 +49,11 @@ export type RealtimeRow = {
     requestsPerSecond: number;
     estimatedCommandsPerSecond: number;
     measured: { requestsPerSecond: number; commandsPerSecond: number } | null;
+    /** Redis commands per GET of this runtime's largest polling run (what the estimate multiplies). */
+    commandsPerGet: number;
   };
+  /** The engine process's CPU (utime + stime) while buying, in % of one core; null: not measured. */
+  engineCpuPercent: number | null;
 };
 
 export type RealtimeResult = {
@@ -157,9 +162,11 @@ export async function realtimePhase(
         jwtSecret: t.jwtSecret,
         tag: `rt-${tag}-${n}`,
       };
+      const cpuBefore = t.pid ? cpuMicros(t.pid) : null;
       const rush = await commands(() =>
         clients.ask<{ statuses: Record<string, number>; durationMs: number }>({ type: "buy", plan }),
       );
+      const cpuAfter = t.pid ? cpuMicros(t.pid) : null;
       await sleep(1_500);
       const l = await clients.ask<{ latency: LatencySummary; missed: number }>({ type: "latency" });
       await clients.ask({ type: "close" });
@@ -186,7 +193,10 @@ export async function realtimePhase(
           requestsPerSecond: round((n * 1000) / POLL_EVERY_MS),
           estimatedCommandsPerSecond: 0,
           measured,
+          commandsPerGet: 0,
         },
+        engineCpuPercent:
+          cpuBefore !== null && cpuAfter !== null ? round((cpuAfter - cpuBefore) / 1e4 / rush.seconds) : null,
       });
       o.log(`    push p50 ${l.latency.p50} ms, p99 ${l.latency.p99} ms, ${l.missed} missed`);
       await sleep(SETTLE_MS);
@@ -197,8 +207,10 @@ export async function realtimePhase(
     const commandsPerGet = largest?.measured
       ? round(largest.measured.commandsPerSecond / Math.max(1, largest.measured.requestsPerSecond), 2)
       : 0;
-    for (const r of rows)
+    for (const r of rows) {
+      r.polling.commandsPerGet = commandsPerGet;
       r.polling.estimatedCommandsPerSecond = round(r.polling.requestsPerSecond * commandsPerGet);
+    }
     return { rate: o.rate, quantity: o.quantity, commandsPerGet, rows };
   } finally {
     clients.stop();
