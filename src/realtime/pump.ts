@@ -14,7 +14,8 @@ import { eventText, type Frame } from "./frame";
  * await pumpEvents(sink, { first, current: () => feed.get(saleId) ?? null, firstId: firstEventId(lastEventId, Date.now()), … });
  */
 export type EventSink = {
-  write(text: string): Promise<unknown>;
+  /** Writes text; a promise while the write is unfinished (the reader is behind), else undefined. */
+  write(text: string): Promise<unknown> | undefined;
   isOpen(): boolean;
   /** Drops the stream (the client will reconnect). */
   abort(): void;
@@ -56,7 +57,10 @@ export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"fina
   const lastKeys = new Map<string, string>();
 
   const write = (text: string, at: number) => {
-    const mine = sink.write(text).then(
+    lastWriteAt = at;
+    const pending = sink.write(text);
+    if (!pending) return;
+    const mine = pending.then(
       () => {
         if (inFlight === mine) inFlight = null;
       },
@@ -64,7 +68,6 @@ export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"fina
     );
     inFlight = mine;
     inFlightSince = at;
-    lastWriteAt = at;
   };
   const send = (frame: Frame, at: number) => {
     lastVersion = frame.version;

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { type AppContext, type AppEnv, configOf, type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
@@ -7,8 +6,9 @@ import { shopperAuth } from "../middleware/shopper-auth";
 import { unknownOrder } from "../orders/order-lifecycle";
 import type { Lease } from "../realtime/leases";
 import { orderFeed, ownFrame, readOrders } from "../realtime/order-feed";
-import { type EventSink, firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
+import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
 import { readSaleFrames, saleFeed } from "../realtime/sale-feed";
+import { sseBody } from "../realtime/sse-body";
 import { takeStreamSlot } from "../realtime/stream-slots";
 import { storeNow } from "../sale/store-clock";
 
@@ -34,28 +34,26 @@ export function eventStream(
   leases: Lease[],
   opts: Pick<PumpOptions, "first" | "current" | "refresh">,
 ): Response {
-  c.header("Cache-Control", "no-store");
-  return streamSSE(c, async (stream) => {
-    const sink: EventSink = {
-      write: (text) => stream.write(text),
-      isOpen: () => !stream.aborted && !stream.closed,
-      abort: () => stream.abort(),
-    };
-    try {
-      await pumpEvents(sink, {
-        ...opts,
-        firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
-        tickMs: Math.min(d.config.REALTIME_REFRESH_MS, 500),
-        pingMs: d.config.REALTIME_PING_MS,
-        writeTimeoutMs: WRITE_TIMEOUT_MS,
-        onTick: (now) => {
-          for (const l of leases) l.touch(now);
-        },
-      });
-    } finally {
+  const { body, sink, end } = sseBody();
+  const pumping = pumpEvents(sink, {
+    ...opts,
+    firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
+    tickMs: Math.min(d.config.REALTIME_REFRESH_MS, 500),
+    pingMs: d.config.REALTIME_PING_MS,
+    writeTimeoutMs: WRITE_TIMEOUT_MS,
+    onTick: (now) => {
+      for (const l of leases) l.touch(now);
+    },
+  })
+    .catch((error: unknown) => console.error("event stream", error))
+    .finally(() => {
       for (const l of leases) l.release();
-    }
-  });
+      end();
+    });
+  // not handed to waitUntil / the task set: a stream lives as long as its client, and must not hold a
+  // server's shutdown; its own timers keep it going while the response body is read
+  void pumping;
+  return c.body(body, 200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store" });
 }
 
 /** Runs `open` holding `leases`; releases them if it fails (the route answers an error instead). */
