@@ -54,6 +54,8 @@ export type RealtimeRow = {
   };
   /** The engine process's CPU (utime + stime) while buying, in % of one core; null: not measured. */
   engineCpuPercent: number | null;
+  /** The watchers' and buyers' client process, the same way (it shares the machine's cores). */
+  clientCpuPercent: number;
 };
 
 export type RealtimeResult = {
@@ -83,6 +85,9 @@ function rssMb(pid: number | null): number | null {
 /** The forked client process: one request/answer pair per message. */
 class Clients {
   private constructor(private readonly child: ChildProcess) {}
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
   static async start(): Promise<Clients> {
     const child = fork(join(import.meta.dirname, "realtime-load.ts"), [], {
       execArgv: ["--import", "tsx", "--max-old-space-size=2048"],
@@ -163,10 +168,12 @@ export async function realtimePhase(
         tag: `rt-${tag}-${n}`,
       };
       const cpuBefore = t.pid ? cpuMicros(t.pid) : null;
+      const clientBefore = cpuMicros(clients.pid);
       const rush = await commands(() =>
         clients.ask<{ statuses: Record<string, number>; durationMs: number }>({ type: "buy", plan }),
       );
       const cpuAfter = t.pid ? cpuMicros(t.pid) : null;
+      const clientAfter = cpuMicros(clients.pid);
       await sleep(1_500);
       const l = await clients.ask<{ latency: LatencySummary; missed: number }>({ type: "latency" });
       await clients.ask({ type: "close" });
@@ -197,6 +204,7 @@ export async function realtimePhase(
         },
         engineCpuPercent:
           cpuBefore !== null && cpuAfter !== null ? round((cpuAfter - cpuBefore) / 1e4 / rush.seconds) : null,
+        clientCpuPercent: round((clientAfter - clientBefore) / 1e4 / rush.seconds),
       });
       o.log(`    push p50 ${l.latency.p50} ms, p99 ${l.latency.p99} ms, ${l.missed} missed`);
       await sleep(SETTLE_MS);

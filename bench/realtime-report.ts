@@ -19,6 +19,7 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
     x.idleCommandsPerSecond,
     x.rushCommandsPerSecond,
     x.engineCpuPercent,
+    x.clientCpuPercent,
     x.kbPerWatcher,
     x.polling.requestsPerSecond,
     x.polling.measured?.commandsPerSecond ?? x.polling.estimatedCommandsPerSecond,
@@ -37,6 +38,7 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
         "Redis cmd/s idle",
         "cmd/s buying",
         "engine CPU %",
+        "client CPU %",
         "KiB/watcher",
         "polling req/s",
         "polling cmd/s",
@@ -50,7 +52,8 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
   out(
     "  and while buying (the buys' own scripts included); engine CPU % = the engine process's utime + stime",
   );
-  out("  while buying, in % of one core; KiB/watcher = the engine's RSS growth ÷ open;");
+  out("  while buying, in % of one core (client: the watchers' and buyers' process, on the same cores);");
+  out("  KiB/watcher = the engine's RSS growth ÷ open;");
   out(
     `  polling = the same shoppers' pages polling GET /api/sales/:id every 2 s: measured by running the pollers`,
   );
