@@ -22,7 +22,8 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
     x.clientCpuPercent,
     x.kbPerWatcher,
     x.polling.requestsPerSecond,
-    x.polling.measured?.commandsPerSecond ?? x.polling.estimatedCommandsPerSecond,
+    x.polling.measured?.commandsPerSecond ??
+      (x.polling.commandsPerGet > 0 ? x.polling.estimatedCommandsPerSecond : "–"),
   ]);
   out(
     table(
