@@ -58,7 +58,8 @@ function openWatcher(url: string): Promise<Watcher> {
           buffer = buffer.slice(cut + 2);
           const data = /^data: (.*)$/m.exec(block)?.[1];
           if (data && block.startsWith("event: sale")) {
-            const remaining = (JSON.parse(data) as { remaining: number }).remaining;
+            // a regex, not JSON.parse: 10,000 watchers parse 40,000 events/s on the cores the engine uses
+            const remaining = Number(/"remaining":(\d+)/.exec(data)?.[1]);
             if (w.remaining.at(-1) !== remaining) {
               w.times.push(now());
               w.remaining.push(remaining);

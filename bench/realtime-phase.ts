@@ -11,6 +11,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { operator } from "./admin";
+import { cpuMicros } from "./proc";
 import type { LatencySummary } from "./protocol";
 import type { ToRealtimeLoad } from "./realtime-load";
 import { RedisStats } from "./redis-stats";
@@ -48,7 +49,13 @@ export type RealtimeRow = {
     requestsPerSecond: number;
     estimatedCommandsPerSecond: number;
     measured: { requestsPerSecond: number; commandsPerSecond: number } | null;
+    /** Redis commands per GET of this runtime's largest polling run (what the estimate multiplies). */
+    commandsPerGet: number;
   };
+  /** The engine process's CPU (utime + stime) while buying, in % of one core; null: not measured. */
+  engineCpuPercent: number | null;
+  /** The watchers' and buyers' client process, the same way (it shares the machine's cores). */
+  clientCpuPercent: number;
 };
 
 export type RealtimeResult = {
@@ -78,6 +85,9 @@ function rssMb(pid: number | null): number | null {
 /** The forked client process: one request/answer pair per message. */
 class Clients {
   private constructor(private readonly child: ChildProcess) {}
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
   static async start(): Promise<Clients> {
     const child = fork(join(import.meta.dirname, "realtime-load.ts"), [], {
       execArgv: ["--import", "tsx", "--max-old-space-size=2048"],
@@ -157,9 +167,13 @@ export async function realtimePhase(
         jwtSecret: t.jwtSecret,
         tag: `rt-${tag}-${n}`,
       };
+      const cpuBefore = t.pid ? cpuMicros(t.pid) : null;
+      const clientBefore = cpuMicros(clients.pid);
       const rush = await commands(() =>
         clients.ask<{ statuses: Record<string, number>; durationMs: number }>({ type: "buy", plan }),
       );
+      const cpuAfter = t.pid ? cpuMicros(t.pid) : null;
+      const clientAfter = cpuMicros(clients.pid);
       await sleep(1_500);
       const l = await clients.ask<{ latency: LatencySummary; missed: number }>({ type: "latency" });
       await clients.ask({ type: "close" });
@@ -186,7 +200,11 @@ export async function realtimePhase(
           requestsPerSecond: round((n * 1000) / POLL_EVERY_MS),
           estimatedCommandsPerSecond: 0,
           measured,
+          commandsPerGet: 0,
         },
+        engineCpuPercent:
+          cpuBefore !== null && cpuAfter !== null ? round((cpuAfter - cpuBefore) / 1e4 / rush.seconds) : null,
+        clientCpuPercent: round((clientAfter - clientBefore) / 1e4 / rush.seconds),
       });
       o.log(`    push p50 ${l.latency.p50} ms, p99 ${l.latency.p99} ms, ${l.missed} missed`);
       await sleep(SETTLE_MS);
@@ -197,8 +215,10 @@ export async function realtimePhase(
     const commandsPerGet = largest?.measured
       ? round(largest.measured.commandsPerSecond / Math.max(1, largest.measured.requestsPerSecond), 2)
       : 0;
-    for (const r of rows)
+    for (const r of rows) {
+      r.polling.commandsPerGet = commandsPerGet;
       r.polling.estimatedCommandsPerSecond = round(r.polling.requestsPerSecond * commandsPerGet);
+    }
     return { rate: o.rate, quantity: o.quantity, commandsPerGet, rows };
   } finally {
     clients.stop();

@@ -18,9 +18,12 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
     x.missed,
     x.idleCommandsPerSecond,
     x.rushCommandsPerSecond,
+    x.engineCpuPercent,
+    x.clientCpuPercent,
     x.kbPerWatcher,
     x.polling.requestsPerSecond,
-    x.polling.measured?.commandsPerSecond ?? x.polling.estimatedCommandsPerSecond,
+    x.polling.measured?.commandsPerSecond ??
+      (x.polling.commandsPerGet > 0 ? x.polling.estimatedCommandsPerSecond : "–"),
   ]);
   out(
     table(
@@ -35,6 +38,8 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
         "missed",
         "Redis cmd/s idle",
         "cmd/s buying",
+        "engine CPU %",
+        "client CPU %",
         "KiB/watcher",
         "polling req/s",
         "polling cmd/s",
@@ -45,11 +50,16 @@ export function printRealtime(r: RealtimeResult, out: (s: string) => void = cons
   out(`  buys/s = what the engine answered of the ${r.rate}/s asked, while it streamed to the watchers;`);
   out("  push = from a buy's 202 to each watcher's first event with that remaining (watchers × changes);");
   out("  Redis cmd/s = every command redis-server ran (INFO commandstats), idle with the watchers connected");
-  out("  and while buying (the buys' own scripts included); KiB/watcher = the engine's RSS growth ÷ open;");
+  out(
+    "  and while buying (the buys' own scripts included); engine CPU % = the engine process's utime + stime",
+  );
+  out("  while buying, in % of one core (client: the watchers' and buyers' process, on the same cores);");
+  out("  KiB/watcher = the engine's RSS growth ÷ open;");
   out(
     `  polling = the same shoppers' pages polling GET /api/sales/:id every 2 s: measured by running the pollers`,
   );
+  const perGet = [...new Map(r.rows.map((x) => [x.runtime, x.polling.commandsPerGet])).entries()];
   out(
-    `  where the row has ≤ 1,000 watchers, else ${r.commandsPerGet} commands per GET (the largest polling run) × req/s.`,
+    `  where the row has ≤ 1,000 watchers, else commands per GET of the runtime's largest polling run (${perGet.map(([rt, n]) => `${rt} ${n}`).join(", ")}) × req/s.`,
   );
 }

@@ -4,10 +4,14 @@ import { type OrderView, parseQueuedOrder, queuedView, rowView } from "../orders
 import { withRedis } from "../redis";
 import { saleKeys } from "../sale/keys";
 import type { RedisStore as Redis } from "../stores/redis-store";
+import { type Frame, frameOf, keepSame } from "./frame";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 
-/** A watched order with its owner: a stream shows it only to a shopper whose id matches `userId`. */
-export type WatchedOrder = { view: OrderView; userId: string };
+/**
+ * A watched order's finished `order` event with its owner: a stream writes it only to a shopper whose id
+ * matches `userId`. Its key is the status (one event per status change); final after paid/expired/cancelled.
+ */
+export type WatchedOrder = { userId: string; frame: Frame };
 
 /**
  * The orders watched in this isolate or process, read through one feed: one Postgres query and one
@@ -20,13 +24,31 @@ const feeds = new Map<number, OrderFeed>();
 export function orderFeed(maxAgeMs: number): OrderFeed {
   let feed = feeds.get(maxAgeMs);
   if (!feed) {
-    feed = createSharedSnapshot<WatchedOrder>({ maxAgeMs });
+    feed = createSharedSnapshot<WatchedOrder>({ maxAgeMs, merge: keepOrder });
     feeds.set(maxAgeMs, feed);
   }
   return feed;
 }
 
 export const FINAL_ORDER_STATUSES: readonly string[] = ["paid", "expired", "cancelled"];
+
+function keepOrder(previous: WatchedOrder | undefined, next: WatchedOrder): WatchedOrder {
+  if (!previous || previous.userId !== next.userId) return next;
+  const frame = keepSame(previous.frame, next.frame);
+  return frame === previous.frame ? previous : { userId: next.userId, frame };
+}
+
+/** The order's frame if `userId` owns it; undefined for anyone else's order (or an unknown one). */
+export function ownFrame(order: WatchedOrder | undefined, userId: string): Frame | undefined {
+  return order && order.userId === userId ? order.frame : undefined;
+}
+
+/** An order as watched: its `order` event, serialized once. */
+export function watchedOrder(view: OrderView, userId: string): WatchedOrder {
+  const data = JSON.stringify(view);
+  const final = FINAL_ORDER_STATUSES.includes(view.status);
+  return { userId, frame: frameOf([{ event: "order", data, key: view.status }], final) };
+}
 
 /**
  * The given orders (id → sale id): the Postgres row once written, else the queued document the
@@ -47,8 +69,8 @@ export async function readOrders(
   const found = new Map<string, WatchedOrder>();
   ids.forEach((orderId, i) => {
     const queued = parseQueuedOrder(orders.get(orderId) as string, docs[i] ?? null);
-    if (queued) found.set(orderId, { view: queuedView(queued), userId: queued.userId });
+    if (queued) found.set(orderId, watchedOrder(queuedView(queued), queued.userId));
   });
-  for (const row of rows) found.set(row.id, { view: rowView(row), userId: row.userId });
+  for (const row of rows) found.set(row.id, watchedOrder(rowView(row), row.userId));
   return found;
 }

@@ -1,36 +1,33 @@
+import { eventText, type Frame } from "./frame";
+
 /**
- * One stream's loop, in its own request's context: writes the first value at once, then every `tickMs`
- * reads the current value (from the isolate's shared snapshot) and writes it when it changed, a `: ping`
- * comment when nothing was written for `pingMs`, and stops when the client is gone, after a final value,
- * or when a write blocks longer than `writeTimeoutMs` (a slow reader is dropped and reconnects; it never
- * holds up the other streams, which run loops of their own). Free of any framework or runtime API.
+ * One stream's loop, in its own request's context: writes the first frame at once, then every `tickMs`
+ * lets the isolate's feed refresh if it is due (with this stream's own I/O; see shared-snapshot.ts) and
+ * compares the feed's current frame's version with the last one written: a new version is one write of
+ * the frame's ready text (frame.ts), else a `: ping` comment when nothing was written for `pingMs`. It stops
+ * when the client is gone, after a final frame, or when a write stays unfinished longer than
+ * `writeTimeoutMs` (a slow reader is dropped and reconnects; writes are not awaited, so it never holds up
+ * this loop or the other streams, and a stream never has more than one write in flight). Free of any
+ * framework or runtime API.
  *
  * @example
- * await pumpEvents(sink, { event: "sale", first, read, same, firstId: nextEventId(lastEventId, Date.now()) });
+ * await pumpEvents(sink, { first, current: () => feed.get(saleId) ?? null, firstId: firstEventId(lastEventId, Date.now()), … });
  */
 export type EventSink = {
-  write(text: string): Promise<unknown>;
+  /** Writes text; a promise while the write is unfinished (the reader is behind), else undefined. */
+  write(text: string): Promise<unknown> | undefined;
   isOpen(): boolean;
   /** Drops the stream (the client will reconnect). */
   abort(): void;
 };
 
-export type PumpOptions<T> = {
-  event: string;
-  first: T;
+export type PumpOptions = {
+  first: Frame;
   firstId: number;
-  /** The current value, or null to keep the last one; may refresh the shared snapshot with own I/O. */
-  read(): Promise<T | null>;
-  /** The JSON written for a value; two values with the same `key` are not written twice. */
-  data(value: T): string;
-  /**
-   * Instead of one `event` with `data`: the events a value is written as (e.g. `stats` and `timeline`);
-   * of a changed value only the events whose `key` (default: data) changed are written, each with its own id.
-   */
-  frames?(value: T): { event: string; data: string; key?: string }[];
-  key(value: T): string;
-  /** True for a value after which the stream ends. */
-  final?(value: T): boolean;
+  /** The feed's current frame (memory only), or null to keep the last one written. */
+  current(): Frame | null;
+  /** Refreshes the shared snapshot with this stream's own I/O when it is due; cheap (no promise) when not. */
+  refresh?(now: number): Promise<void> | undefined;
   /** Called on every tick, to keep this stream's leases fresh. */
   onTick?(now: number): void;
   tickMs: number;
@@ -49,54 +46,73 @@ export function firstEventId(lastEventId: string | undefined, now: number): numb
   return Math.max(valid ? last + 1 : 0, now);
 }
 
-export async function pumpEvents<T>(
-  sink: EventSink,
-  o: PumpOptions<T>,
-): Promise<"final" | "closed" | "slow"> {
+export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"final" | "closed" | "slow"> {
   const now = o.now ?? Date.now;
   const sleep = o.sleep ?? defaultSleep;
   let id = o.firstId;
-  let lastKey = "";
+  let lastVersion = Number.NaN;
   let lastWriteAt = now();
+  let inFlight: Promise<unknown> | null = null;
+  let inFlightSince = 0;
+  const lastKeys = new Map<string, string>();
 
-  const write = async (text: string): Promise<boolean> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<false>((r) => {
-      timer = setTimeout(() => r(false), o.writeTimeoutMs);
-    });
-    const ok = await Promise.race([sink.write(text).then(() => true), timedOut]);
-    clearTimeout(timer);
-    if (!ok) sink.abort();
-    lastWriteAt = now();
-    return ok;
+  const write = (text: string, at: number) => {
+    lastWriteAt = at;
+    const pending = sink.write(text);
+    if (!pending) return;
+    const mine = pending.then(
+      () => {
+        if (inFlight === mine) inFlight = null;
+      },
+      () => sink.abort(),
+    );
+    inFlight = mine;
+    inFlightSince = at;
   };
-  const lastData = new Map<string, string>();
-  const send = async (value: T): Promise<boolean> => {
-    lastKey = o.key(value);
-    const frames = o.frames?.(value) ?? [{ event: o.event, data: o.data(value) }];
+  const send = (frame: Frame, at: number) => {
+    lastVersion = frame.version;
     let text = "";
-    for (const f of frames) {
-      const key = f.key ?? f.data;
-      if (o.frames && lastData.get(f.event) === key) continue;
-      lastData.set(f.event, key);
-      text += `event: ${f.event}\nid: ${id++}\ndata: ${f.data}\n\n`;
+    for (const e of frame.events) {
+      if (lastKeys.get(e.event) === e.key) continue;
+      lastKeys.set(e.event, e.key);
+      text += eventText(e, id++);
     }
-    return text === "" || write(text);
+    if (text !== "") write(text, at);
+  };
+  /** The last write finished within `writeTimeoutMs` (else the reader is dropped). */
+  const drained = async () => {
+    const pending = inFlight;
+    if (!pending) return true;
+    await Promise.race([pending, sleep(Math.max(0, o.writeTimeoutMs - (now() - inFlightSince)))]);
+    return inFlight !== pending;
+  };
+  const slow = () => {
+    sink.abort();
+    return "slow" as const;
   };
 
-  if (!(await send(o.first))) return "slow";
-  if (o.final?.(o.first)) return "final";
+  send(o.first, now());
+  if (o.first.final) return (await drained()) ? "final" : slow();
   while (sink.isOpen()) {
     await sleep(o.tickMs);
     if (!sink.isOpen()) break;
-    o.onTick?.(now());
-    const value = await o.read();
-    if (!sink.isOpen()) break;
-    if (value !== null && o.key(value) !== lastKey) {
-      if (!(await send(value))) return "slow";
-      if (o.final?.(value)) return "final";
-    } else if (now() - lastWriteAt >= o.pingMs) {
-      if (!(await write(": ping\n\n"))) return "slow";
+    const at = now();
+    o.onTick?.(at);
+    const refreshing = o.refresh?.(at);
+    if (refreshing) {
+      await refreshing;
+      if (!sink.isOpen()) break;
+    }
+    if (inFlight) {
+      if (at - inFlightSince > o.writeTimeoutMs) return slow();
+      continue;
+    }
+    const frame = o.current();
+    if (frame && frame.version !== lastVersion) {
+      send(frame, at);
+      if (frame.final) return (await drained()) ? "final" : slow();
+    } else if (at - lastWriteAt >= o.pingMs) {
+      write(": ping\n\n", at);
     }
   }
   return "closed";

@@ -3,13 +3,16 @@ import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
 import { fromMetaFields, type SaleRecord, type SaleView, toSaleView } from "../sale/sale-record";
 import type { RedisStore as Redis } from "../stores/redis-store";
+import { type Frame, frameOf, keepSame } from "./frame";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 
 /**
  * The sales watched in this isolate or process, read through one feed: one pipeline (HGETALL meta + GET
- * stock per watched sale) at most once per `maxAgeMs`, whatever the number of watchers.
+ * stock per watched sale) at most once per `maxAgeMs`, whatever the number of watchers. It holds each
+ * sale's finished `sale` event (frame.ts), rendered once per read and kept, with its version, while
+ * nothing but the clock changed.
  */
-export type SaleFeed = SharedSnapshot<SaleRecord>;
+export type SaleFeed = SharedSnapshot<Frame>;
 
 const feeds = new Map<number, SaleFeed>();
 
@@ -17,7 +20,7 @@ const feeds = new Map<number, SaleFeed>();
 export function saleFeed(maxAgeMs: number): SaleFeed {
   let feed = feeds.get(maxAgeMs);
   if (!feed) {
-    feed = createSharedSnapshot<SaleRecord>({ maxAgeMs });
+    feed = createSharedSnapshot<Frame>({ maxAgeMs, merge: keepSame });
     feeds.set(maxAgeMs, feed);
   }
   return feed;
@@ -44,4 +47,21 @@ export function saleEvent(sale: SaleRecord, now: number): SaleView {
 /** What makes two sale events the same (everything but the clock reading). */
 export function saleEventKey(view: SaleView): string {
   return JSON.stringify({ ...view, serverTime: "" });
+}
+
+/** A sale's `sale` event at `now`, serialized. */
+export function saleFrame(sale: SaleRecord, now: number): Frame {
+  const view = saleEvent(sale, now);
+  return frameOf([{ event: "sale", data: JSON.stringify(view), key: saleEventKey(view) }]);
+}
+
+/** The given sales' frames at the store's `now` (one pipeline, then the clock); absent sales are left out. */
+export async function readSaleFrames(
+  redis: Redis,
+  saleIds: string[],
+  now: () => Promise<number>,
+): Promise<Map<string, Frame>> {
+  const sales = await readSales(redis, saleIds);
+  const at = await now();
+  return new Map([...sales].map(([id, sale]) => [id, saleFrame(sale, at)]));
 }

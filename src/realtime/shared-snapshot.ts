@@ -20,6 +20,8 @@ export type SharedSnapshot<V> = {
   getFresh(key: string, now: number): V | undefined;
   /** Stores a value read at `now` by a connecting stream (its own read). */
   put(key: string, value: V, now: number): void;
+  /** True when a `refresh` now would read (stale, and no other refresh in hand): a cheap check per tick. */
+  due(now: number): boolean;
   /** Refreshes every watched key with `load` if the snapshot is stale and no other refresh is in hand. */
   refresh(now: number, load: (keys: string[]) => Promise<Map<string, V>>): Promise<void>;
   watchers(now: number): number;
@@ -29,6 +31,11 @@ export function createSharedSnapshot<V>(opts: {
   maxAgeMs: number;
   /** a refresh not finished after this long is given up (its request may be gone); default 5 s */
   takeOverMs?: number;
+  /**
+   * What is stored when `next` is read for a key holding `previous` (default: `next`); e.g. `keepSame`
+   * keeps the previous frame, and its version, when nothing a stream writes changed.
+   */
+  merge?: (previous: V | undefined, next: V) => V;
 }): SharedSnapshot<V> {
   const takeOverMs = opts.takeOverMs ?? 5_000;
   const leases = createLeases(Math.max(5_000, opts.maxAgeMs * 10));
@@ -36,6 +43,14 @@ export function createSharedSnapshot<V>(opts: {
   let readAt = Number.NEGATIVE_INFINITY;
   let inHand: { generation: number; since: number } | null = null;
   let generation = 0;
+  const merge = opts.merge ?? ((_previous: V | undefined, next: V) => next);
+  const store = (key: string, value: V, at: number) => {
+    const held = values.get(key);
+    // a slower read started before a newer one finished never goes back in time
+    if (held && held.at > at) return;
+    values.set(key, { value: merge(held?.value, value), at });
+  };
+  const due = (now: number) => now - readAt >= opts.maxAgeMs && !(inHand && now - inHand.since < takeOverMs);
 
   return {
     watch: (key, now) => leases.take(key, now),
@@ -44,13 +59,11 @@ export function createSharedSnapshot<V>(opts: {
       const entry = values.get(key);
       return entry && now - entry.at <= 2 * opts.maxAgeMs ? entry.value : undefined;
     },
-    put(key, value, now) {
-      values.set(key, { value, at: now });
-    },
+    put: store,
     watchers: (now) => leases.count(now),
+    due,
     async refresh(now, load) {
-      if (now - readAt < opts.maxAgeMs) return;
-      if (inHand && now - inHand.since < takeOverMs) return;
+      if (!due(now)) return;
       const keys = leases.keys(now);
       for (const k of values.keys()) if (!keys.includes(k)) values.delete(k);
       if (keys.length === 0) return;
@@ -60,7 +73,7 @@ export function createSharedSnapshot<V>(opts: {
       try {
         const fresh = await load(keys);
         if (mine !== generation) return;
-        for (const [k, v] of fresh) values.set(k, { value: v, at: now });
+        for (const [k, v] of fresh) store(k, v, now);
       } catch (error) {
         console.error("realtime feed refresh failed", error);
       } finally {

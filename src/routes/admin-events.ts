@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { type AppEnv, configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { adminAuth } from "../middleware/admin-auth";
-import { figureFrames, readFigures, readSaleFigures, statsFeed } from "../realtime/stats-feed";
+import { figuresFrame, readFigureFrames, readSaleFigures, statsFeed } from "../realtime/stats-feed";
 import { readSale } from "../sale/sale-store";
 import { eventStream, holding, slotFor } from "./events";
 
@@ -24,25 +24,16 @@ export const adminEventRoutes = new Hono<AppEnv>()
     const leases = [slotFor(d), feed.watch(saleId, d.now)];
     const first = await holding(leases, async () => {
       if (!(await readSale(d.redis, saleId))) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-      let figures = feed.getFresh(saleId, d.now);
-      if (!figures) {
-        figures = await readSaleFigures(d, saleId, d.now);
-        feed.put(saleId, figures, d.now);
-      }
-      return figures;
+      if (!feed.getFresh(saleId, d.now))
+        feed.put(saleId, figuresFrame(await readSaleFigures(d, saleId, d.now)), d.now);
+      const frame = feed.get(saleId);
+      if (!frame) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+      return frame;
     });
     return eventStream(c, d, leases, {
-      event: "stats",
       first,
-      async read() {
-        await feed.refresh(Date.now(), (ids) => readFigures(d, ids, Date.now()));
-        return feed.get(saleId) ?? null;
-      },
-      data: (f) => JSON.stringify(f.stats),
-      frames: figureFrames,
-      key: (f) =>
-        figureFrames(f)
-          .map((x) => x.key)
-          .join("\n"),
+      current: () => feed.get(saleId) ?? null,
+      refresh: (now) =>
+        feed.due(now) ? feed.refresh(now, (ids) => readFigureFrames(d, ids, Date.now())) : undefined,
     });
   });

@@ -1,14 +1,14 @@
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { type AppContext, type AppEnv, configOf, type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { unknownOrder } from "../orders/order-lifecycle";
 import type { Lease } from "../realtime/leases";
-import { FINAL_ORDER_STATUSES, orderFeed, readOrders, type WatchedOrder } from "../realtime/order-feed";
-import { type EventSink, firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
-import { readSales, saleEvent, saleEventKey, saleFeed } from "../realtime/sale-feed";
+import { orderFeed, ownFrame, readOrders } from "../realtime/order-feed";
+import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
+import { readSaleFrames, saleFeed } from "../realtime/sale-feed";
+import { sseBody } from "../realtime/sse-body";
 import { takeStreamSlot } from "../realtime/stream-slots";
 import { storeNow } from "../sale/store-clock";
 
@@ -28,34 +28,32 @@ export function slotFor(d: Deps): Lease {
  * Streams `opts` as Server-Sent Events on this request's own loop (see realtime/pump.ts); the leases are
  * touched on every tick and released when the stream ends.
  */
-export function eventStream<T>(
+export function eventStream(
   c: AppContext,
   d: Deps,
   leases: Lease[],
-  opts: Omit<PumpOptions<T>, "firstId" | "tickMs" | "pingMs" | "writeTimeoutMs" | "onTick">,
+  opts: Pick<PumpOptions, "first" | "current" | "refresh">,
 ): Response {
-  c.header("Cache-Control", "no-store");
-  return streamSSE(c, async (stream) => {
-    const sink: EventSink = {
-      write: (text) => stream.write(text),
-      isOpen: () => !stream.aborted && !stream.closed,
-      abort: () => stream.abort(),
-    };
-    try {
-      await pumpEvents(sink, {
-        ...opts,
-        firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
-        tickMs: Math.min(d.config.REALTIME_REFRESH_MS, 500),
-        pingMs: d.config.REALTIME_PING_MS,
-        writeTimeoutMs: WRITE_TIMEOUT_MS,
-        onTick: (now) => {
-          for (const l of leases) l.touch(now);
-        },
-      });
-    } finally {
+  const { body, sink, end } = sseBody();
+  const pumping = pumpEvents(sink, {
+    ...opts,
+    firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
+    tickMs: Math.min(d.config.REALTIME_REFRESH_MS, 500),
+    pingMs: d.config.REALTIME_PING_MS,
+    writeTimeoutMs: WRITE_TIMEOUT_MS,
+    onTick: (now) => {
+      for (const l of leases) l.touch(now);
+    },
+  })
+    .catch((error: unknown) => console.error("event stream", error))
+    .finally(() => {
       for (const l of leases) l.release();
-    }
-  });
+      end();
+    });
+  // not handed to waitUntil / the task set: a stream lives as long as its client, and must not hold a
+  // server's shutdown; its own timers keep it going while the response body is read
+  void pumping;
+  return c.body(body, 200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store" });
 }
 
 /** Runs `open` holding `leases`; releases them if it fails (the route answers an error instead). */
@@ -70,34 +68,29 @@ export async function holding<T>(leases: Lease[], open: () => Promise<T>): Promi
 
 /**
  * `GET /api/sales/:saleId/events`: the shopper `Sale` at once, then on every change, read through the
- * isolate's one sale feed (realtime/sale-feed.ts).
+ * isolate's one sale feed, which holds each sale's event serialized once (realtime/sale-feed.ts).
  */
 export const saleEventRoutes = new Hono<AppEnv>().get("/:saleId/events", async (c) => {
   const d = deps(c);
   const saleId = c.req.param("saleId");
   const feed = saleFeed(d.config.REALTIME_REFRESH_MS);
+  const clock = () => storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const leases = [slotFor(d), feed.watch(saleId, d.now)];
   const first = await holding(leases, async () => {
-    let sale = feed.getFresh(saleId, d.now);
-    if (!sale) {
-      sale = (await readSales(d.redis, [saleId])).get(saleId);
-      if (sale) feed.put(saleId, sale, d.now);
+    if (!feed.getFresh(saleId, d.now)) {
+      const read = (await readSaleFrames(d.redis, [saleId], clock)).get(saleId);
+      if (!read) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+      feed.put(saleId, read, d.now);
     }
-    if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    return saleEvent(sale, await storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS }));
+    const frame = feed.get(saleId);
+    if (!frame) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+    return frame;
   });
   return eventStream(c, d, leases, {
-    event: "sale",
     first,
-    async read() {
-      await feed.refresh(Date.now(), (ids) => readSales(d.redis, ids));
-      const sale = feed.get(saleId);
-      return sale
-        ? saleEvent(sale, await storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS }))
-        : null;
-    },
-    data: (view) => JSON.stringify(view),
-    key: saleEventKey,
+    current: () => feed.get(saleId) ?? null,
+    refresh: (now) =>
+      feed.due(now) ? feed.refresh(now, (ids) => readSaleFrames(d.redis, ids, clock)) : undefined,
   });
 });
 
@@ -116,25 +109,20 @@ export const orderEventRoutes = new Hono<AppEnv>()
     if (!saleIdOfOrder(orderId)) throw unknownOrder();
     const feed = orderFeed(d.config.REALTIME_REFRESH_MS * 2);
     const leases = [slotFor(d), feed.watch(orderId, d.now)];
-    const mine = (o: WatchedOrder | undefined) => (o && o.userId === userId ? o : undefined);
     const first = await holding(leases, async () => {
-      let order = mine(feed.getFresh(orderId, d.now));
-      if (!order) {
-        order = mine((await readOrders(d, ordersOf([orderId]))).get(orderId));
-        if (order) feed.put(orderId, order, d.now);
+      if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
+        const read = (await readOrders(d, ordersOf([orderId]))).get(orderId);
+        if (!read || !ownFrame(read, userId)) throw unknownOrder();
+        feed.put(orderId, read, d.now);
       }
-      if (!order) throw unknownOrder();
-      return order.view;
+      const frame = ownFrame(feed.get(orderId), userId);
+      if (!frame) throw unknownOrder();
+      return frame;
     });
     return eventStream(c, d, leases, {
-      event: "order",
       first,
-      async read() {
-        await feed.refresh(Date.now(), (ids) => readOrders(d, ordersOf(ids)));
-        return mine(feed.get(orderId))?.view ?? null;
-      },
-      data: (view) => JSON.stringify(view),
-      key: (view) => view.status,
-      final: (view) => FINAL_ORDER_STATUSES.includes(view.status),
+      current: () => ownFrame(feed.get(orderId), userId) ?? null,
+      refresh: (now) =>
+        feed.due(now) ? feed.refresh(now, (ids) => readOrders(d, ordersOf(ids))) : undefined,
     });
   });

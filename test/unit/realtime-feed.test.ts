@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
+import type { OrderView } from "../../src/orders/order-view";
+import { type Frame, frameOf, keepSame } from "../../src/realtime/frame";
 import { createLeases } from "../../src/realtime/leases";
+import { ownFrame, type WatchedOrder, watchedOrder } from "../../src/realtime/order-feed";
 import { type EventSink, firstEventId, pumpEvents } from "../../src/realtime/pump";
+import { saleFrame } from "../../src/realtime/sale-feed";
 import { createSharedSnapshot } from "../../src/realtime/shared-snapshot";
+import type { SaleRecord } from "../../src/sale/sale-record";
 
 describe("the shared snapshot", () => {
   it("reads once per interval for all watched keys, however many streams ask", async () => {
@@ -70,26 +75,17 @@ describe("pumpEvents", () => {
     };
     return { s, out };
   };
-  const base = {
-    event: "sale",
-    firstId: 7,
-    data: (v: number) => String(v),
-    key: (v: number) => String(v),
-    tickMs: 1,
-    pingMs: 1_000_000,
-    writeTimeoutMs: 50,
-  };
+  const frame = (v: number, final = false) => frameOf([{ event: "sale", data: String(v) }], final);
+  const base = { firstId: 7, tickMs: 1, pingMs: 1_000_000, writeTimeoutMs: 50 };
 
-  it("writes the first value, then only changes, with increasing ids, and ends after a final value", async () => {
+  it("writes the first frame, then only new versions, with increasing ids, and ends after a final frame", async () => {
     const written: string[] = [];
-    const values = [1, 1, 2, 2, 3];
+    const one = frame(1);
+    const two = keepSame(one, frame(2));
+    const three = keepSame(two, frame(3, true));
+    const frames = [one, one, two, two, three];
     const { s } = sink(async (t) => written.push(t));
-    const end = await pumpEvents(s, {
-      ...base,
-      first: 1,
-      read: async () => values.shift() ?? 3,
-      final: (v) => v === 3,
-    });
+    const end = await pumpEvents(s, { ...base, first: one, current: () => frames.shift() ?? three });
     expect(end).toBe("final");
     expect(written).toEqual([
       "event: sale\nid: 7\ndata: 1\n\n",
@@ -98,12 +94,37 @@ describe("pumpEvents", () => {
     ]);
   });
 
-  it("drops a reader whose write blocks, without waiting for it", async () => {
+  it("drops a reader whose write stays unfinished, without waiting for it or writing over it", async () => {
     let calls = 0;
     const { s, out } = sink(() => (++calls === 1 ? Promise.resolve() : new Promise(() => {})));
-    let v = 0;
-    const end = await pumpEvents(s, { ...base, first: 0, read: async () => ++v });
+    let f = frame(0);
+    const end = await pumpEvents(s, {
+      ...base,
+      first: f,
+      current: () => {
+        f = keepSame(f, frame(f.version + 1));
+        return f;
+      },
+    });
     expect([end, out.aborted, calls]).toEqual(["slow", true, 2]);
+  });
+
+  it("lets the feed refresh with the stream's own read only when it is due", async () => {
+    let refreshes = 0;
+    let ticks = 0;
+    const { s, out } = sink(async () => undefined);
+    await pumpEvents(s, {
+      ...base,
+      first: frame(1),
+      current: () => null,
+      refresh: () => {
+        if (++ticks === 5) out.open = false;
+        if (ticks % 2) return undefined;
+        refreshes++;
+        return Promise.resolve();
+      },
+    });
+    expect([ticks, refreshes]).toEqual([5, 2]);
   });
 
   it("numbers the first event above the client's Last-Event-ID and above the clock", () => {
@@ -111,5 +132,120 @@ describe("pumpEvents", () => {
     expect(firstEventId(undefined, 1000)).toBe(1000);
     expect(firstEventId("junk", 1000)).toBe(1000);
     expect(firstEventId("1e300", 1000)).toBe(1000);
+  });
+});
+
+describe("the frame memo (one serialized event per sale and version, shared by every stream)", () => {
+  const sale: SaleRecord = {
+    saleId: "s1",
+    productId: "p1",
+    name: "Sneaker",
+    priceCents: 100,
+    perUserLimit: 2,
+    startsAt: 0,
+    endsAt: 10_000_000,
+    paused: false,
+    paymentWindowMs: 600_000,
+    stock: 10,
+    initialStock: 10,
+    remaining: 10,
+    productToken: "tok",
+  };
+  const collect = () => {
+    const written: string[] = [];
+    const out = { open: true };
+    const s: EventSink = {
+      write: async (t) => written.push(t),
+      isOpen: () => out.open,
+      abort: () => {
+        out.open = false;
+      },
+    };
+    return { s, out, written };
+  };
+
+  it("renders a sale once per read: the same frame while only the clock moves, a new version when it changes", async () => {
+    const feed = createSharedSnapshot<Frame>({ maxAgeMs: 250, merge: keepSame });
+    feed.watch("s1", 0);
+    let remaining = 10;
+    let renders = 0;
+    const load = async (ids: string[]) => {
+      renders++;
+      return new Map(ids.map((id) => [id, saleFrame({ ...sale, remaining }, 1_000 + renders)]));
+    };
+    await feed.refresh(1_000, load);
+    const first = feed.get("s1");
+    await feed.refresh(1_300, load);
+    expect(feed.get("s1")).toBe(first);
+    expect(first?.events[0]?.tail).toContain('"serverTime":"1970-01-01T00:00:01.001Z"');
+    remaining = 8;
+    await feed.refresh(1_600, load);
+    const second = feed.get("s1");
+    expect([second === first, second?.version, first?.version]).toEqual([false, 2, 1]);
+    expect(second?.events[0]?.tail).toContain('"remaining":8');
+  });
+
+  it("gives every stream the same ready text: N streams, one render, one string per version", async () => {
+    const feed = createSharedSnapshot<Frame>({ maxAgeMs: 250, merge: keepSame });
+    feed.put("s1", saleFrame(sale, 1_000), 1_000);
+    const streams = Array.from({ length: 3 }, collect);
+    let ticks = 0;
+    const runs = streams.map(({ s, out }, i) =>
+      pumpEvents(s, {
+        first: feed.get("s1") as Frame,
+        firstId: 100 * i,
+        current: () => {
+          if (++ticks === 6) feed.put("s1", saleFrame({ ...sale, remaining: 3 }, 2_000), 2_000);
+          if (ticks > 30) out.open = false;
+          return feed.get("s1") ?? null;
+        },
+        tickMs: 1,
+        pingMs: 1_000_000,
+        writeTimeoutMs: 50,
+      }),
+    );
+    await Promise.all(runs);
+    const tails = streams.map(({ written }) => written.map((t) => t.slice(t.indexOf("\ndata: "))));
+    expect(streams.map(({ written }) => written.length)).toEqual([2, 2, 2]);
+    expect(new Set(tails.map((t) => t.join("|"))).size).toBe(1);
+    expect(tails[0]?.[1]).toContain('"remaining":3');
+    expect(streams[1]?.written.map((t) => t.split("\n")[1])).toEqual(["id: 100", "id: 101"]);
+  });
+
+  it("never writes one shopper's order on another shopper's stream", async () => {
+    const feed = createSharedSnapshot<WatchedOrder>({ maxAgeMs: 250 });
+    const view = (orderId: string, status: OrderView["status"]): OrderView => ({
+      orderId,
+      saleId: "s1",
+      quantity: 1,
+      status,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      expiresAt: "2026-01-01T00:10:00.000Z",
+    });
+    feed.put("o-alice", watchedOrder(view("o-alice", "queued"), "alice"), 0);
+    feed.put("o-bob", watchedOrder(view("o-bob", "queued"), "bob"), 0);
+    // bob asks for alice's order: the route answers 404 before a stream, as the feed shows him nothing
+    expect(ownFrame(feed.get("o-alice"), "bob")).toBeUndefined();
+    const bob = collect();
+    let ticks = 0;
+    await pumpEvents(bob.s, {
+      first: ownFrame(feed.get("o-bob"), "bob") as Frame,
+      firstId: 1,
+      current: () => {
+        ticks++;
+        if (ticks === 2) feed.put("o-alice", watchedOrder(view("o-alice", "paid"), "alice"), 1);
+        // an order id whose owner changed under it (a collision): its frame is no longer bob's
+        if (ticks === 4) feed.put("o-bob", watchedOrder(view("o-bob", "paid"), "mallory"), 2);
+        if (ticks === 8) bob.out.open = false;
+        return ownFrame(feed.get("o-bob"), "bob") ?? null;
+      },
+      tickMs: 1,
+      pingMs: 1_000_000,
+      writeTimeoutMs: 50,
+    });
+    expect(bob.written).toHaveLength(1);
+    expect(bob.written.join("")).toContain('"orderId":"o-bob"');
+    expect(bob.written.join("")).not.toContain("o-alice");
+    expect(bob.written.join("")).not.toContain('"paid"');
   });
 });
