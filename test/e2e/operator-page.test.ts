@@ -133,6 +133,15 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
     );
     await site.stack.qstash.idle(20_000);
     await page.waitForSelector("#k-awaiting:text('120')", { timeout: 10_000 });
+    // 410s answered from an isolate's sold-out memory reach the timeline up to a second later (one write a
+    // second per isolate), and the operator stream pushes the timeline at most once a second: wait for it
+    await page
+      .waitForFunction(
+        () => document.querySelector('#outcome-legend [data-series="soldOut"] strong')?.textContent === "30",
+        undefined,
+        { timeout: 10_000 },
+      )
+      .catch(() => {});
     expect(await legendCount("reserved")).toBe(120);
     expect(await legendCount("soldOut")).toBe(30);
     expect(await page.locator("#outcome-chart rect").count()).toBeGreaterThan(3);
