@@ -36,19 +36,28 @@ function signed(maxBodyBytes: number) {
 /** Milliseconds since the epoch a Date can hold. */
 const MAX_TIME = 8.64e15;
 
+/** The fields every job entry shares: an order id naming its sale, a user id, a quantity in range. */
+function namesAnOrder<
+  T extends { orderId?: unknown; saleId?: unknown; userId?: unknown; quantity?: unknown },
+>(job: T): job is T & { orderId: string; saleId: string; userId: string; quantity: number } {
+  const saleId = typeof job.orderId === "string" ? saleIdOfOrder(job.orderId) : null;
+  return (
+    saleId !== null &&
+    saleId === job.saleId &&
+    typeof job.userId === "string" &&
+    job.userId.length > 0 &&
+    job.userId.length <= 128 &&
+    Number.isInteger(job.quantity) &&
+    Number(job.quantity) >= 1 &&
+    Number(job.quantity) <= MAX_QUANTITY
+  );
+}
+
 /** One order of a job body, checked (the order id must name the sale), or null when it is not one. */
 function parseOrder(job: Partial<QueuedOrder>): QueuedOrder | null {
-  const saleId = typeof job.orderId === "string" ? saleIdOfOrder(job.orderId) : null;
   const validTime = (t: unknown) => typeof t === "number" && Number.isFinite(t) && t > 0 && t <= MAX_TIME;
   if (
-    !saleId ||
-    saleId !== job.saleId ||
-    typeof job.userId !== "string" ||
-    job.userId.length === 0 ||
-    job.userId.length > 128 ||
-    !Number.isInteger(job.quantity) ||
-    Number(job.quantity) < 1 ||
-    Number(job.quantity) > MAX_QUANTITY ||
+    !namesAnOrder(job) ||
     !validTime(job.createdAt) ||
     !validTime(job.expiresAt) ||
     (job.epoch !== undefined && !(Number.isInteger(job.epoch) && Number(job.epoch) >= 1))
@@ -56,8 +65,8 @@ function parseOrder(job: Partial<QueuedOrder>): QueuedOrder | null {
     return null;
   }
   return {
-    orderId: String(job.orderId),
-    saleId,
+    orderId: job.orderId,
+    saleId: job.saleId,
     userId: job.userId,
     quantity: Number(job.quantity),
     createdAt: Number(job.createdAt),
@@ -104,29 +113,14 @@ function parseVoidJob(body: string): VoidRequest {
   } catch {
     job = null;
   }
-  const orderId = typeof job?.orderId === "string" ? job.orderId : "";
-  const saleId = saleIdOfOrder(orderId);
   const key = job?.idempotencyKey;
   const validKey = key === null || (typeof key === "string" && /^[\x21-\x7e]{1,128}$/.test(key));
-  if (
-    !job ||
-    typeof job !== "object" ||
-    Array.isArray(job) ||
-    !saleId ||
-    saleId !== job.saleId ||
-    typeof job.userId !== "string" ||
-    job.userId.length === 0 ||
-    job.userId.length > 128 ||
-    !Number.isInteger(job.quantity) ||
-    Number(job.quantity) < 1 ||
-    Number(job.quantity) > MAX_QUANTITY ||
-    !validKey
-  ) {
+  if (!job || typeof job !== "object" || Array.isArray(job) || !namesAnOrder(job) || !validKey) {
     throw new ApiError("INVALID_REQUEST", "Job body is not a buy attempt to void.");
   }
   return {
-    saleId,
-    orderId,
+    saleId: job.saleId,
+    orderId: job.orderId,
     userId: job.userId,
     quantity: Number(job.quantity),
     idempotencyKey: key === null ? null : parseIdempotencyKey(String(key)),
