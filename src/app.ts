@@ -1,12 +1,14 @@
-import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import type { AppEnv } from "./context";
+import { apiRouter } from "./api/api-router";
+import { openApiDocument } from "./api/document";
 import { ApiError, renderError, toApiError } from "./errors";
 import { adminRoutes } from "./routes/admin";
 import { adminEventRoutes } from "./routes/admin-events";
 import { buyRoutes } from "./routes/buy";
 import { devRoutes } from "./routes/dev";
 import { orderEventRoutes, saleEventRoutes } from "./routes/events";
+import { healthRoutes } from "./routes/health";
 import { jobRoutes } from "./routes/jobs";
 import { orderRoutes } from "./routes/orders";
 import { saleRoutes } from "./routes/sales";
@@ -32,12 +34,14 @@ export type Platform = {
  * const app = createApp({ services: () => services, defer: () => tasks.defer, clientIp: () => undefined });
  */
 export function createApp(platform: Platform) {
-  const app = new Hono<AppEnv>();
+  const app = apiRouter();
   if (platform.assets) {
     const assets = platform.assets;
     app.use("*", (c, next) => (c.req.path.startsWith("/api/") ? next() : assets(c, next)));
   }
   app.use(secureHeaders());
+  // needs no services: answered before they are built
+  app.get("/api/openapi.json", (c) => c.json(openApiDocument(app)));
   app.use("/api/*", async function requestDeps(c, next) {
     const defer = platform.defer(c);
     c.set(
@@ -47,7 +51,7 @@ export function createApp(platform: Platform) {
     c.set("clientIp", platform.clientIp(c));
     await next();
   });
-  app.get("/api/health", (c) => c.json({ ok: true }));
+  app.route("/api/health", healthRoutes);
   app.route("/api/sales", saleEventRoutes);
   app.route("/api/sales", saleRoutes);
   app.route("/api/buy", buyRoutes);

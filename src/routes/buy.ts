@@ -1,12 +1,21 @@
-import { Hono } from "hono";
-import { type AppEnv, deps } from "../context";
+import { createRoute } from "@hono/zod-openapi";
+import { apiRouter, json, SHOPPER } from "../api/api-router";
+import {
+  buyAcceptedSchema,
+  buyBodySchema,
+  buyHeaders,
+  MAX_BUY_BODY_BYTES,
+  productTokenParam,
+} from "../api/buy-schemas";
+import { errorResponses } from "../api/error-responses";
+import { jsonBody } from "../api/json-body";
+import { deps } from "../context";
 import { ApiError, StoreUnavailableError } from "../errors";
-import { readBoundedBody } from "../http/read-body";
 import { newOrderId } from "../ids";
 import { authenticateShopper } from "../middleware/shopper-auth";
 import { publishSoon } from "../orders/publish-buffer";
 import { resolveUnanswered } from "../orders/void-order";
-import { clientIp, MAX_BUY_BODY_BYTES, parseBuyBody, parseIdempotencyKey } from "../sale/buy-request";
+import { clientIp } from "../sale/buy-request";
 import { CatalogMissingError, resolveProductToken } from "../sale/catalog";
 import { countSoldOutFromMemory } from "../sale/memory-answers";
 import { looksLikeProductToken } from "../sale/product-token";
@@ -16,6 +25,39 @@ import { reserveStock } from "../sale/reserve-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
 import { storeNow } from "../sale/store-clock";
 
+export const buyRoute = createRoute({
+  method: "post",
+  path: "/{productToken}",
+  tags: ["Shopper"],
+  summary: "Reserve units of a live sale",
+  description:
+    "Checks apply in this order, the first that applies being the answer: 400, 401, 404, 429, the sale window and pause (409), ALREADY_PURCHASED, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, SOLD_OUT; a server that already knows the sale is sold out may answer 410 right after the 404 check. A 503 means nothing was reserved. The body is read as JSON whatever its Content-Type; an empty body means quantity 1.",
+  security: SHOPPER,
+  middleware: [jsonBody({ maxBytes: MAX_BUY_BODY_BYTES })] as const,
+  request: {
+    params: productTokenParam,
+    headers: buyHeaders,
+    body: { required: false, content: { "application/json": { schema: buyBodySchema } } },
+  },
+  responses: {
+    202: json("Stock reserved; the order is written to Postgres asynchronously.", buyAcceptedSchema),
+    ...errorResponses(
+      "INVALID_REQUEST",
+      "UNAUTHENTICATED",
+      "UNKNOWN_PRODUCT",
+      "RATE_LIMITED",
+      "SALE_NOT_STARTED",
+      "SALE_ENDED",
+      "SALE_PAUSED",
+      "ALREADY_PURCHASED",
+      "LIMIT_EXCEEDED",
+      "INSUFFICIENT_STOCK",
+      "SOLD_OUT",
+      "UNAVAILABLE",
+    ),
+  },
+});
+
 /**
  * `POST /api/buy/:productToken`: the contract's checks in order (400, 401, 404, then one reservation
  * script for 429 / window / allowance / stock). An admitted attempt costs one Redis command; an unknown
@@ -24,14 +66,14 @@ import { storeNow } from "../sale/store-clock";
  * whose outcome is unknown is resolved before the answer (see reserve-stock.ts), and one still unknown
  * when the window ends is voided (see void-order.ts): a 503 means nothing was reserved.
  */
-export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => {
+export const buyRoutes = apiRouter().openapi(buyRoute, async (c) => {
   const d = deps(c);
   const { config, redis, defer } = d;
-  const { quantity } = parseBuyBody(await readBoundedBody(c.req.raw, MAX_BUY_BODY_BYTES));
-  const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
+  const { quantity } = c.req.valid("json");
+  const idempotencyKey = c.req.valid("header")["Idempotency-Key"] ?? null;
   const userId = await authenticateShopper(c.req.header("Authorization"), config);
 
-  const token = c.req.param("productToken");
+  const token = c.req.valid("param").productToken;
   const saleId = looksLikeProductToken(token)
     ? await resolveProductToken(redis, token, {
         now: d.now,
@@ -97,7 +139,7 @@ export const buyRoutes = new Hono<AppEnv>().post("/:productToken", async (c) => 
   return c.json(
     {
       orderId: outcome.orderId,
-      status: "queued",
+      status: "queued" as const,
       quantity: outcome.quantity,
       expiresAt: new Date(outcome.expiresAt).toISOString(),
     },

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { MAX_QUANTITY } from "../api/buy-schemas";
 import { type AppEnv, configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
@@ -9,7 +10,7 @@ import { expireOrders } from "../orders/order-lifecycle";
 import type { QueuedOrder } from "../orders/order-view";
 import { writeAndAck } from "../orders/order-write-job";
 import { voidAttempt } from "../orders/void-order";
-import { MAX_QUANTITY, parseIdempotencyKey } from "../sale/buy-request";
+import { parseIdempotencyKey } from "../sale/buy-request";
 import type { VoidRequest } from "../sale/void-reservation";
 
 /** The most orders one job carries: publishers batch at most 50 (publish buffer, sweeper, reconciliation). */

@@ -1,5 +1,8 @@
-import { Hono } from "hono";
-import { type AppEnv, deps } from "../context";
+import { createRoute } from "@hono/zod-openapi";
+import { apiRouter, json } from "../api/api-router";
+import { errorResponses } from "../api/error-responses";
+import { saleIdParam, saleListSchema, saleSchema } from "../api/sale-schemas";
+import { deps } from "../context";
 import { ApiError } from "../errors";
 import type { SaleRecord } from "../sale/sale-record";
 import { saleStatus, toSaleView } from "../sale/sale-record";
@@ -17,28 +20,52 @@ async function cachedSales(redis: Parameters<typeof readAllSales>[0], now: numbe
   return sales;
 }
 
+const listSales = createRoute({
+  method: "get",
+  path: "/",
+  tags: ["Shopper"],
+  summary: "Live and upcoming sales",
+  responses: {
+    200: json("Live and upcoming sales (`productToken` only on live ones).", saleListSchema),
+    ...errorResponses("UNAVAILABLE"),
+  },
+});
+
+const getSale = createRoute({
+  method: "get",
+  path: "/{saleId}",
+  tags: ["Shopper"],
+  summary: "One sale",
+  request: { params: saleIdParam },
+  responses: {
+    200: json("The sale as shoppers see it (ended ones included).", saleSchema),
+    ...errorResponses("UNKNOWN_SALE", "UNAVAILABLE"),
+  },
+});
+
 /**
  * `GET /api/sales` (live and upcoming) and `GET /api/sales/:saleId`, as shoppers see them. Status and
  * `serverTime` follow the store's clock, the one the reservation script decides the window by, so a
  * page counting down to `startsAt` opens its button when buying actually opens.
  */
-export const saleRoutes = new Hono<AppEnv>()
-  .get("/", async (c) => {
+export const saleRoutes = apiRouter()
+  .openapi(listSales, async (c) => {
     const { config, redis, defer } = deps(c);
     const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
     const sales = (await cachedSales(redis, now)).filter((s) => saleStatus(s, now) !== "ended");
-    return c.json({
-      sales: sales.map((s) => toSaleView(s, now, "shopper")),
-      serverTime: new Date(now).toISOString(),
-    });
+    return c.json(
+      { sales: sales.map((s) => toSaleView(s, now, "shopper")), serverTime: new Date(now).toISOString() },
+      200,
+    );
   })
-  .get("/:saleId", async (c) => {
+  .openapi(getSale, async (c) => {
     const { config, redis, defer } = deps(c);
     const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
-    const sale = (await cachedSales(redis, now)).find((s) => s.saleId === c.req.param("saleId"));
+    const { saleId } = c.req.valid("param");
+    const sale = (await cachedSales(redis, now)).find((s) => s.saleId === saleId);
     if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
     c.header("Cache-Control", "no-store");
-    return c.json(toSaleView(sale, now, "shopper"));
+    return c.json(toSaleView(sale, now, "shopper"), 200);
   });
 
 /** Forgets the isolate's sale list (after an operator change in this isolate). */

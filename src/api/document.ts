@@ -1,0 +1,56 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../context";
+
+type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
+
+const DESCRIPTION = `A flash-sale engine: shoppers reserve units of a live sale with one atomic step on Redis, the
+order is written to Postgres asynchronously (QStash), and an unpaid order expires and gives its units back
+exactly once. Every error is \`{"error": {"code", "message"}}\` with the status listed per route; times are
+ISO-8601 strings in UTC, money is integer cents. The same contract holds on Cloudflare Workers, Deno and Bun.`;
+
+/** Declares the three credentials the routes name (see api-router.ts). */
+function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {
+  const schemes = app.openAPIRegistry;
+  schemes.registerComponent("securitySchemes", "shopperJwt", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description:
+      "A shopper token from the shop's sign-in: HS256 with JWT_SECRET, `sub` the user id, `exp` required; `iss` / `aud` checked when JWT_ISSUER / JWT_AUDIENCE are set.",
+  });
+  schemes.registerComponent("securitySchemes", "operatorToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The shop operator's ADMIN_TOKEN.",
+  });
+  schemes.registerComponent("securitySchemes", "qstashSignature", {
+    type: "apiKey",
+    in: "header",
+    name: "Upstash-Signature",
+    description:
+      "QStash's signed JWT over the delivery's URL and body, checked with the current and next signing keys. Only QStash calls these routes.",
+  });
+}
+
+let cached: Document | null = null;
+
+/**
+ * The OpenAPI 3.1 document of `app`, generated from its routes' schemas the first time it is asked for
+ * and kept for the isolate's life (it cannot change while the code does not).
+ */
+export function openApiDocument(app: OpenAPIHono<AppEnv>): Document {
+  if (cached) return cached;
+  registerSecuritySchemes(app);
+  cached = app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: { title: "Flash-sale engine", version: "1.0.0", description: DESCRIPTION },
+    tags: [
+      { name: "Shopper", description: "Sales, buying and orders, as a shop's pages and apps call them." },
+      { name: "Realtime", description: "Server-Sent Events streams (`text/event-stream`)." },
+      { name: "Operator", description: "Creating and running sales; needs the operator token." },
+      { name: "Jobs", description: "QStash deliveries: order writes, payment timeouts, voids, failures." },
+      { name: "Local", description: "Routes of the local stack only." },
+    ],
+  });
+  return cached;
+}

@@ -1,0 +1,104 @@
+import { z } from "@hono/zod-openapi";
+import { type ErrorCode, statusOf } from "../errors";
+
+/** What each error code means, as the document tells a client (and its generator) about it. */
+const MEANING: Record<ErrorCode, string> = {
+  INVALID_REQUEST: "The request is malformed: bad JSON, a body that is not an object, a value out of range.",
+  UNAUTHENTICATED: "No or a bad credential for this route.",
+  NOT_FOUND: "No such route.",
+  METHOD_NOT_ALLOWED: "The route does not take this method.",
+  UNKNOWN_PRODUCT: "No sale sells this product token; no stock was touched.",
+  UNKNOWN_SALE: "No such sale.",
+  UNKNOWN_ORDER: "No such order for this shopper (another shopper's order is answered the same way).",
+  SALE_NOT_STARTED: "The sale has not started yet.",
+  SALE_ENDED: "The sale has ended.",
+  SALE_PAUSED: "The shop paused the sale.",
+  ALREADY_PURCHASED: "The shopper already holds the most units one shopper may buy (`held`).",
+  LIMIT_EXCEEDED: "More units than the shopper may still buy (`mayStillBuy`).",
+  INSUFFICIENT_STOCK: "Some stock is left, less than asked (`remaining`).",
+  SOLD_OUT: "Nothing is left.",
+  RATE_LIMITED: "Too many attempts from this shopper or address; wait `Retry-After` seconds.",
+  ORDER_EXPIRED: "The order's payment window closed; its units went back to the sale.",
+  ORDER_CANCELLED: "The order was cancelled.",
+  ORDER_PAID: "The order is paid and can no longer be cancelled.",
+  ORDER_NOT_READY: "The order is not ready for this yet; retry after `Retry-After` seconds.",
+  CONFLICT: "The request conflicts with the current state (see the message).",
+  PAYLOAD_TOO_LARGE: "The body is larger than the route takes.",
+  UNAVAILABLE: "A store is unavailable or the sale is being restored; retry after `Retry-After` seconds.",
+  INTERNAL: "Something failed on the server's side.",
+};
+
+/** Codes that come with a `Retry-After` header. */
+const RETRY_AFTER: ReadonlySet<ErrorCode> = new Set(["RATE_LIMITED", "ORDER_NOT_READY", "UNAVAILABLE"]);
+
+/**
+ * The contract's error body `{"error": {"code", "message", ...details}}` for the given codes. Details are
+ * named one by one (no other field may appear), so the document says exactly what a client can read.
+ */
+export function errorBodySchema(codes: readonly [ErrorCode, ...ErrorCode[]]) {
+  return z.strictObject({
+    error: z.strictObject({
+      code: z.enum(codes),
+      message: z.string().openapi({ description: "A sentence a person can act on." }),
+      fields: z.record(z.string(), z.string()).optional().openapi({
+        description: "INVALID_REQUEST: what is wrong with each named input (`body` for the whole).",
+      }),
+      retryAfterSeconds: z.int().min(1).optional().openapi({ description: "RATE_LIMITED: seconds to wait." }),
+      remaining: z
+        .int()
+        .min(0)
+        .optional()
+        .openapi({ description: "Units left (INSUFFICIENT_STOCK, CONFLICT)." }),
+      held: z.int().min(0).optional().openapi({ description: "ALREADY_PURCHASED: units the shopper holds." }),
+      mayStillBuy: z.int().min(0).optional().openapi({ description: "LIMIT_EXCEEDED: units still allowed." }),
+      appliedDelta: z
+        .int()
+        .optional()
+        .openapi({ description: "CONFLICT: the delta this key already applied." }),
+      saleId: z
+        .string()
+        .nullable()
+        .optional()
+        .openapi({ description: "CONFLICT: the product's existing sale." }),
+    }),
+  });
+}
+
+const retryAfterHeader = {
+  "Retry-After": {
+    description: "Seconds to wait before retrying (a whole number, at least 1).",
+    schema: { type: "string" as const, pattern: "^[1-9][0-9]*$" },
+  },
+};
+
+/**
+ * The `responses` entries of a route's errors: one per status, each listing the codes it can carry and
+ * their meaning, with `Retry-After` where the code sends one. Every route also answers 500 INTERNAL.
+ *
+ * @example
+ * responses: { 200: ok(saleSchema), ...errorResponses("UNKNOWN_SALE", "UNAVAILABLE") }
+ */
+export function errorResponses(...codes: ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, "INTERNAL" as const]) {
+    const status = statusOf(code);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<
+    number,
+    {
+      description: string;
+      headers?: typeof retryAfterHeader;
+      content: { "application/json": { schema: ReturnType<typeof errorBodySchema> } };
+    }
+  > = {};
+  for (const [status, list] of byStatus) {
+    const [first, ...rest] = list as [ErrorCode, ...ErrorCode[]];
+    responses[status] = {
+      description: list.map((code) => `\`${code}\`: ${MEANING[code]}`).join("\n\n"),
+      ...(list.some((code) => RETRY_AFTER.has(code)) ? { headers: retryAfterHeader } : {}),
+      content: { "application/json": { schema: errorBodySchema([first, ...rest]) } },
+    };
+  }
+  return responses;
+}

@@ -1,0 +1,38 @@
+import { z } from "@hono/zod-openapi";
+
+/** A sale id: `s` and 11 base36 characters. */
+export const saleIdParam = z.object({
+  saleId: z.string().openapi({
+    param: { name: "saleId", in: "path" },
+    example: "s4k2x9q1m0abc",
+    description: "The sale's id.",
+  }),
+});
+
+const isoTime = (description: string) =>
+  z.iso.datetime().openapi({ description, example: "2026-12-01T10:00:00.000Z" });
+
+/** The contract's `Sale`; shoppers see `productToken` only while the sale is live, operators always. */
+export const saleSchema = z
+  .strictObject({
+    saleId: z.string().openapi({ example: "s4k2x9q1m0abc" }),
+    name: z.string().openapi({ example: "Concert tickets" }),
+    priceCents: z.int().min(0).openapi({ description: "Price of one unit in cents.", example: 4900 }),
+    perUserLimit: z.int().min(1).openapi({ description: "Most units one shopper may hold.", example: 2 }),
+    startsAt: isoTime("When buying opens (UTC)."),
+    endsAt: isoTime("When buying closes (UTC)."),
+    status: z.enum(["upcoming", "live", "sold_out", "ended", "paused"]),
+    remaining: z.int().min(0).openapi({ description: "Units not reserved.", example: 998 }),
+    stock: z.int().min(0).openapi({ description: "Units for sale, adjustments included.", example: 1000 }),
+    paymentWindowSeconds: z.int().min(1).openapi({ description: "Time to pay after buying.", example: 600 }),
+    serverTime: isoTime("The store's clock when this was read (the clock the sale window follows)."),
+    productToken: z.string().optional().openapi({
+      description: "The purchase token for `POST /api/buy/{productToken}` (shoppers: only while live).",
+      example: "Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5",
+    }),
+  })
+  .openapi("Sale");
+
+export const saleListSchema = z
+  .strictObject({ sales: z.array(saleSchema), serverTime: isoTime("The store's clock.") })
+  .openapi("SaleList");
