@@ -6,8 +6,13 @@
  */
 import { Client } from "@upstash/qstash";
 import { Redis } from "@upstash/redis/cloudflare";
+import { Hono } from "hono";
 import { verify } from "hono/jwt";
+import { apiRouter } from "../src/api/api-router";
 import { type Env, readConfig } from "../src/env";
+import { renderError, toApiError } from "../src/errors";
+import { parseJsonObject, readBoundedBody } from "../src/http/read-body";
+import { buyRoute } from "../src/routes/buy";
 import { buildTokenFilter, parseTokenFilter } from "../src/sale/token-filter";
 
 type MicroEnv = Env & { NOOP_URL: string; BENCH_TOKEN: string; BENCH_PRODUCT_TOKEN: string };
@@ -33,7 +38,49 @@ function fromBase64url(s: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
+/** The buy route's input checks as they were written by hand before the schemas (2026-11-22): the baseline. */
+const handwritten = new Hono().post("/api/buy/:productToken", async (c) => {
+  const body = parseJsonObject(await readBoundedBody(c.req.raw, 1024));
+  const quantity = "quantity" in body ? body.quantity : 1;
+  if (typeof quantity !== "number" || !Number.isInteger(quantity) || quantity < 1 || quantity > 10_000)
+    return c.json({ error: "quantity" }, 400);
+  const key = c.req.header("Idempotency-Key");
+  if (key !== undefined && !/^[\x21-\x7e]{1,128}$/.test(key)) return c.json({ error: "key" }, 400);
+  return c.json({ quantity, key: key ?? null, token: c.req.param("productToken") });
+});
+
+/** The same checks from the buy route's description (schemas + body middleware), as the engine runs them. */
+const described = apiRouter()
+  .openapi(
+    buyRoute,
+    (c) =>
+      c.json({
+        quantity: c.req.valid("json").quantity,
+        key: c.req.valid("header")["Idempotency-Key"] ?? null,
+        token: c.req.valid("param").productToken,
+      }) as never,
+  )
+  .onError((error, c) => renderError(c, toApiError(error)));
+const describedApp = new Hono().route("/api/buy", described);
+
+const buyRequest = () =>
+  new Request(`http://bench/api/buy/${"Q".repeat(43)}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Idempotency-Key": "click-1" },
+    body: '{"quantity":2}',
+  });
+
+async function answered(app: { fetch(req: Request): Response | Promise<Response> }, req: Request) {
+  const res = await app.fetch(req);
+  if (res.status !== 200) throw new Error(`checks refused the request: ${res.status}`);
+  await res.text();
+}
+
 const ops: Record<string, Op> = {
+  /** Baseline: the buy route's body and header checks written by hand, routed by Hono. */
+  "buy-checks-handwritten": (n) => times(n, 1, () => answered(handwritten, buyRequest())),
+  /** The same checks from the route's zod description (@hono/zod-openapi), routed the same way. */
+  "buy-checks-schema": (n) => times(n, 1, () => answered(describedApp, buyRequest())),
   /** What the buy route does today: hono/jwt verify (imports the HMAC key on every call). */
   "jwt-verify": (n, env) => times(n, 1, () => verify(env.BENCH_TOKEN, env.JWT_SECRET, "HS256")),
   /** The same check with the key imported once per isolate. */

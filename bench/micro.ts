@@ -17,6 +17,8 @@ import { findWorkerd, threadCpuMicros } from "./proc";
 const root = resolve(import.meta.dirname, "..");
 const dir = join(root, ".wrangler", "micro");
 const plan: [string, number][] = [
+  ["buy-checks-handwritten", 10_000],
+  ["buy-checks-schema", 10_000],
   ["jwt-verify", 20_000],
   ["jwt-verify-cached-key", 20_000],
   ["wait-until", 20_000],
@@ -39,6 +41,7 @@ async function build(): Promise<string> {
       main: join(import.meta.dirname, "micro-worker.ts"),
       compatibility_date: "2026-07-01",
       compatibility_flags: ["nodejs_compat"],
+      rules: [{ type: "Text", globs: ["**/*.lua"], fallthrough: true }],
     }),
   );
   const outdir = join(dir, "dist");

@@ -1,17 +1,33 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../context";
-import { validationHook } from "./invalid-request";
+import { validateRequest } from "./validate-request";
+
+type Router = OpenAPIHono<AppEnv>;
 
 /**
- * A router whose routes are described once (`createRoute`: params, headers, body, every response) and
- * validated from that description before their handler runs; a request that fails it is the contract's
- * 400 INVALID_REQUEST with `fields`. The app merges every router's descriptions into `/api/openapi.json`.
+ * A router whose routes are described once (`createRoute`: params, headers, body, every response):
+ * `router.openapi(route, handler)` adds the description to the router's registry (merged into
+ * `/api/openapi.json` by the app) and mounts the handler behind the route's middleware and one
+ * validator built from the same description (validate-request.ts): a request that fails it is the
+ * contract's 400 INVALID_REQUEST with `fields`, before the handler runs. It keeps the signature (and the
+ * handler types) of `@hono/zod-openapi`'s `openapi`, with this project's validator in place of its
+ * per-target ones, which read every header, refuse bodies not sent as `application/json` and leave
+ * the error shape to a hook.
  *
  * @example
  * export const saleRoutes = apiRouter().openapi(getSaleRoute, handler);
  */
-export function apiRouter() {
-  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+export function apiRouter(): Router {
+  const router = new OpenAPIHono<AppEnv>();
+  const describe: Router["openapi"] = ({ middleware, hide, ...route }, handler) => {
+    if (!hide) router.openAPIRegistry.registerPath(route);
+    const before = middleware === undefined ? [] : [middleware].flat();
+    const path = route.path.replaceAll(/\/{(.+?)}/g, "/:$1");
+    router.on([route.method], [path], ...(before as []), validateRequest(route.request), handler as never);
+    return router as never;
+  };
+  router.openapi = describe;
+  return router;
 }
 
 /** The security requirement of a route, by the scheme names the document declares (see document.ts). */

@@ -1,14 +1,13 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError, type ErrorCode } from "../errors";
+import type { ErrorCode } from "../errors";
 import { readBoundedBody } from "../http/read-body";
 
 /**
- * Reads a JSON body for the route's schema: at most `maxBytes` (a larger one is refused before it is
- * read, see read-body.ts), valid UTF-8 and valid JSON, an empty body standing for `{}`. The contract
- * says every body is JSON, so a body sent without `Content-Type: application/json` (a bare
- * `fetch(url, { body: JSON.stringify(…) })` says `text/plain`) is read as JSON all the same: the request
- * is presented to the route's validator (`@hono/zod-openapi`, which would skip or refuse other media
- * types) as the JSON it is. Goes in the route's `middleware`, which runs before the validators.
+ * Reads a route's JSON body for its validator (validate-request.ts): at most `maxBytes` (a larger one is
+ * refused before it is read, see read-body.ts), valid UTF-8, an empty body standing for `{}`. The
+ * contract says every body is JSON, so the body is read as JSON whatever its Content-Type (a bare
+ * `fetch(url, { body: JSON.stringify(…) })` says `text/plain`). Goes in the route's `middleware`,
+ * which runs before the validator; the text is left in Hono's body cache.
  *
  * @example
  * createRoute({ method: "post", path: "/{productToken}", middleware: [jsonBody({ maxBytes: 1024 })], … })
@@ -18,22 +17,14 @@ export function jsonBody(options: {
   tooLargeCode?: Extract<ErrorCode, "INVALID_REQUEST" | "PAYLOAD_TOO_LARGE">;
 }): MiddlewareHandler {
   return async function jsonBodyMiddleware(c, next) {
-    const raw = c.req.raw;
-    const text = await readBoundedBody(raw, options.maxBytes, options.tooLargeCode);
-    const json = text.trim() === "" ? "{}" : text;
-    try {
-      JSON.parse(json);
-    } catch {
-      throw new ApiError("INVALID_REQUEST", "The body is not valid JSON.", {
-        details: { fields: { body: "The body is not valid JSON." } },
-      });
-    }
-    const headers = new Headers(raw.headers);
-    headers.set("Content-Type", "application/json");
-    headers.delete("Content-Length");
-    c.req.raw = new Request(raw.url, { method: raw.method, headers, signal: raw.signal });
-    // Hono keeps the promise of each body reading here; the validator reads the text from it
-    c.req.bodyCache = { text: Promise.resolve(json) as unknown as string };
+    const text = await readBoundedBody(c.req.raw, options.maxBytes, options.tooLargeCode);
+    cacheBodyText(c.req, text.trim() === "" ? "{}" : text);
     await next();
   };
+}
+
+/** Leaves a body already read in Hono's body cache, where `c.req.text()` and the validator find it. */
+export function cacheBodyText(req: { bodyCache: object }, text: string): void {
+  // Hono keeps the promise of each reading of the body here
+  (req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
 }

@@ -1,5 +1,6 @@
 import { Receiver } from "@upstash/qstash";
 import type { MiddlewareHandler } from "hono";
+import { cacheBodyText } from "../api/json-body";
 import { ApiError } from "../errors";
 import { readBoundedBody } from "../http/read-body";
 
@@ -10,7 +11,8 @@ export type SignedJobVariables = { jobBody: string };
  * the exact URL it was sent to and the raw body. The signature covers the body, so the body has to be
  * read first: at most `maxBodyBytes` of it (a larger one is 413 PAYLOAD_TOO_LARGE, refused by its
  * Content-Length before it is read, or cut off while it streams). `Receiver.verify` throws on a bad
- * signature: that is 401 and the handler never runs. The verified raw body is left in `c.var.jobBody`.
+ * signature: that is 401 and the handler never runs. The verified raw body is left in `c.var.jobBody`
+ * and in Hono's body cache, where the route's validator (api/validate-request.ts) reads it.
  *
  * @example
  * app.post("/order-write", qstashSignature({ keys, maxBodyBytes: 64 * 1024 }), handler)
@@ -33,6 +35,7 @@ export function qstashSignature(options: {
     }
     if (!valid) throw new ApiError("UNAUTHENTICATED", "Invalid Upstash-Signature.");
     c.set("jobBody", body);
+    cacheBodyText(c.req, body);
     await next();
   } satisfies MiddlewareHandler<{ Variables: SignedJobVariables }>;
 }
