@@ -98,6 +98,23 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * Postgres refused what a statement asked (SQLSTATE class 23: an integrity violation, `conflict`; class
+ * 22: a data exception such as a number out of range, `bad_value`): the request's fault, nothing was
+ * written. Thrown by `withDb` (src/db/client.ts); {@link toApiError} answers 409 CONFLICT and 400
+ * INVALID_REQUEST.
+ */
+export class DatabaseRefusedError extends Error {
+  override name = "DatabaseRefusedError";
+  constructor(
+    readonly reason: "conflict" | "bad_value",
+    readonly sqlState: string,
+    cause: unknown,
+  ) {
+    super(`postgres refused the statement (${sqlState})`, { cause });
+  }
+}
+
 /** Renders the contract's error body `{ error: { code, message, ...details } }`, with Retry-After if given. */
 export function renderError(c: Context, error: ApiError): Response {
   const { retryAfterSeconds, details } = error.options;
@@ -113,6 +130,11 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError("UNAVAILABLE", "A store is temporarily unavailable. Try again shortly.", {
       retryAfterSeconds: 2,
     });
+  }
+  if (error instanceof DatabaseRefusedError) {
+    return error.reason === "conflict"
+      ? new ApiError("CONFLICT", "The change conflicts with what the database holds; nothing was written.")
+      : new ApiError("INVALID_REQUEST", "A value is out of range; nothing was written.");
   }
   return new ApiError("INTERNAL", "Something went wrong on our side.");
 }

@@ -1,4 +1,4 @@
-import { ApiError, StoreUnavailableError } from "../errors";
+import { DatabaseRefusedError, StoreUnavailableError } from "../errors";
 import type { SqlStore } from "../stores/sql-store";
 
 /** The database, whichever driver is below it (src/stores/sql-store.ts; chosen in src/services.ts). */
@@ -17,22 +17,16 @@ function sqlState(error: unknown): string | null {
  * Runs a database call and classifies what fails: SQLSTATE classes 08, 53, 57 and errors without a
  * SQLSTATE (the HTTP request to the database failed) become {@link StoreUnavailableError} (503 with
  * Retry-After); integrity violations (class 23) and data exceptions (class 22, e.g. a number out of
- * range) are the request's fault: 409 CONFLICT and 400 INVALID_REQUEST. Nothing was written in any case
- * (each call is one statement or one transaction).
+ * range) are the request's fault: {@link DatabaseRefusedError} (409 CONFLICT and 400 INVALID_REQUEST at
+ * the edge). Nothing was written in any case (each call is one statement or one transaction).
  */
 export async function withDb<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     const state = sqlState(error);
-    if (state?.startsWith("23")) {
-      throw new ApiError(
-        "CONFLICT",
-        "The change conflicts with what the database holds; nothing was written.",
-      );
-    }
-    if (state?.startsWith("22"))
-      throw new ApiError("INVALID_REQUEST", "A value is out of range; nothing was written.");
+    if (state?.startsWith("23")) throw new DatabaseRefusedError("conflict", state, error);
+    if (state?.startsWith("22")) throw new DatabaseRefusedError("bad_value", state, error);
     if (state === null || /^(08|53|57)/.test(state)) throw new StoreUnavailableError("postgres", error);
     throw error;
   }

@@ -13,7 +13,7 @@ import { type NeonHttpServer, startNeonHttpServer } from "../../local/neon-http-
 import { freePort } from "../../local/ports";
 import { type PostgresProcess, startPostgres } from "../../local/postgres-process";
 import { withDb } from "../../src/db/client";
-import { ApiError, StoreUnavailableError } from "../../src/errors";
+import { DatabaseRefusedError, StoreUnavailableError, toApiError } from "../../src/errors";
 import { connectPostgresHttp } from "../../src/stores/postgres-http";
 import { connectPostgresTcp, type PostgresTcpStore } from "../../src/stores/postgres-tcp";
 import type { SqlStore } from "../../src/stores/sql-store";
@@ -113,8 +113,8 @@ describe.each(["http", "tcp"])("SqlStore over %s", (name) => {
         sql`insert into ${tableName} (id, name) values (21, 'one')`,
       ]),
     ).catch((e: unknown) => e);
-    expect(failed).toBeInstanceOf(ApiError);
-    expect((failed as ApiError).code).toBe("CONFLICT");
+    expect(failed).toBeInstanceOf(DatabaseRefusedError);
+    expect(toApiError(failed).code).toBe("CONFLICT");
     const { rows } = await db().execute(sql`select id from ${tableName} where id in (20, 21)`);
     expect(rows).toEqual([]);
   });
@@ -123,16 +123,17 @@ describe.each(["http", "tcp"])("SqlStore over %s", (name) => {
     const range = await withDb(() => db().execute(sql`select 2147483647::int + 1 as n`)).catch(
       (e: unknown) => e,
     );
-    expect((range as ApiError).code).toBe("INVALID_REQUEST");
+    expect(range).toBeInstanceOf(DatabaseRefusedError);
+    expect(toApiError(range).code).toBe("INVALID_REQUEST");
     const syntax = await withDb(() => db().execute(sql`select nope from ${tableName}`)).catch(
       (e: unknown) => e,
     );
-    expect(syntax).not.toBeInstanceOf(ApiError);
+    expect(syntax).not.toBeInstanceOf(DatabaseRefusedError);
     expect(syntax).not.toBeInstanceOf(StoreUnavailableError);
     const dup = await withDb(() => db().insert(table).values({ id: 1, name: "again" })).catch(
       (e: unknown) => e,
     );
-    expect((dup as ApiError).code).toBe("CONFLICT");
+    expect(toApiError(dup).code).toBe("CONFLICT");
   });
 });
 
