@@ -1,7 +1,7 @@
-import { ApiError } from "../errors";
 import { restoreStock } from "../sale/restore-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
 import type { Deps } from "../services";
+import type { CancelOutcome, PayOutcome } from "./order-outcome";
 import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";
 import { materializeOrder, writeAndAck } from "./order-write-job";
@@ -37,34 +37,37 @@ export function settleRestore(deps: LifecycleDeps, row: OrderRow): Promise<void>
   return settleRestores(deps, [row]);
 }
 
-/** Pays an order the shopper owns. Paying a paid order again is a no-op that answers the same. */
+/**
+ * Pays an order the shopper owns (a still-queued one is written first). Paying a paid order again is
+ * `paid` with nothing changed; an order whose window closed by the database's clock is expired here.
+ */
 export async function payOrder(
   deps: LifecycleDeps,
   saleId: string,
   orderId: string,
   userId: string,
   paymentRef: string | null,
-): Promise<OrderRow> {
+): Promise<PayOutcome> {
   const row = await ownedRow(deps, saleId, orderId, userId);
+  if (!row) return { kind: "unknown" };
   if (row.status === "awaiting_payment") {
     const won = await transitionOrder(deps.db, orderId, "paid", {
       userId,
       ...(paymentRef ? { paymentRef } : {}),
     });
-    if (won) return won;
+    if (won) return { kind: "paid", order: won };
   }
   const current = (await findOrder(deps.db, orderId, userId)) ?? row;
   switch (current.status) {
     case "paid":
-      return current;
+      return { kind: "paid", order: current };
     case "cancelled":
-      throw new ApiError("ORDER_CANCELLED", "This order was cancelled.");
+      return { kind: "cancelled" };
     case "expired":
-      throw new ApiError("ORDER_EXPIRED", "The payment window for this order has closed.");
-    case "awaiting_payment": {
+      return { kind: "expired" };
+    case "awaiting_payment":
       await expireOrder(deps, saleId, orderId);
-      throw new ApiError("ORDER_EXPIRED", "The payment window for this order has closed.");
-    }
+      return { kind: "expired" };
   }
 }
 
@@ -74,8 +77,9 @@ export async function cancelOrder(
   saleId: string,
   orderId: string,
   userId: string,
-): Promise<OrderRow> {
+): Promise<CancelOutcome> {
   const row = await ownedRow(deps, saleId, orderId, userId);
+  if (!row) return { kind: "unknown" };
   const won =
     row.status === "awaiting_payment"
       ? await transitionOrder(deps.db, orderId, "cancelled", { userId })
@@ -84,13 +88,13 @@ export async function cancelOrder(
   switch (current.status) {
     case "cancelled":
       await settleRestore(deps, current).catch(() => {});
-      return current;
+      return { kind: "cancelled", order: current };
     case "paid":
-      throw new ApiError("ORDER_PAID", "This order is paid and can no longer be cancelled.");
+      return { kind: "paid" };
     case "expired":
-      throw new ApiError("ORDER_EXPIRED", "This order already expired; its units went back to the sale.");
+      return { kind: "expired" };
     case "awaiting_payment":
-      throw new ApiError("CONFLICT", "The order changed while cancelling; try again.");
+      return { kind: "changed" };
   }
 }
 
@@ -153,19 +157,15 @@ export async function expireOrder(
   return early.length > 0 ? "early" : expired > 0 ? "expired" : "final";
 }
 
+/** The order's row (written first if it is still queued), or null when it is not this shopper's. */
 async function ownedRow(
   deps: LifecycleDeps,
   saleId: string,
   orderId: string,
   userId: string,
-): Promise<OrderRow> {
+): Promise<OrderRow | null> {
   const queued = await readQueuedOrder(deps.redis, saleId, orderId);
-  if (queued && queued.userId !== userId) throw unknownOrder();
+  if (queued && queued.userId !== userId) return null;
   const row = await materializeOrder(deps, saleId, orderId, queued);
-  if (!row || row.userId !== userId) throw unknownOrder();
-  return row;
-}
-
-export function unknownOrder(): ApiError {
-  return new ApiError("UNKNOWN_ORDER", "No such order.");
+  return row && row.userId === userId ? row : null;
 }

@@ -1,9 +1,13 @@
-import { Hono } from "hono";
-import { type AppContext, type AppEnv, configOf, type Deps, deps } from "../context";
+import { createRoute } from "@hono/zod-openapi";
+import { apiRouter, SHOPPER } from "../api/api-router";
+import { errorResponses } from "../api/error-responses";
+import { eventStreamResponse, lastEventIdHeaders } from "../api/event-stream";
+import { orderIdParam } from "../api/order-schemas";
+import { saleIdParam } from "../api/sale-schemas";
+import { type AppContext, configOf, type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { shopperAuth } from "../middleware/shopper-auth";
-import { unknownOrder } from "../orders/order-lifecycle";
 import type { Lease } from "../realtime/leases";
 import { orderFeed, ownFrame, readOrders } from "../realtime/order-feed";
 import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
@@ -11,6 +15,7 @@ import { readSaleFrames, saleFeed } from "../realtime/sale-feed";
 import { sseBody } from "../realtime/sse-body";
 import { takeStreamSlot } from "../realtime/stream-slots";
 import { storeNow } from "../sale/store-clock";
+import { saleOfOrder, unknownOrder } from "./order-refusals";
 
 const WRITE_TIMEOUT_MS = 4_000;
 
@@ -66,13 +71,30 @@ export async function holding<T>(leases: Lease[], open: () => Promise<T>): Promi
   }
 }
 
+const saleEvents = createRoute({
+  method: "get",
+  path: "/{saleId}/events",
+  tags: ["Realtime"],
+  summary: "A sale's changes, live",
+  description:
+    "One `sale` event at once on connect, then on every change of `status`, and of `remaining` at least once a second while it changes.",
+  request: { params: saleIdParam, headers: lastEventIdHeaders },
+  responses: {
+    200: eventStreamResponse(
+      "`event: sale`, `data:` the sale as shoppers see it, a [Sale](#/components/schemas/Sale) (`productToken` only while live).",
+      'event: sale\nid: 1767261600123\ndata: {"saleId":"s4k2x9q1m0abc","name":"Concert tickets","priceCents":4900,"perUserLimit":2,"startsAt":"2026-12-01T10:00:00.000Z","endsAt":"2026-12-01T12:00:00.000Z","status":"live","remaining":118,"serverTime":"2026-12-01T10:00:00.123Z","productToken":"Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5"}\n\n: ping\n\n',
+    ),
+    ...errorResponses("UNKNOWN_SALE", "UNAVAILABLE"),
+  },
+});
+
 /**
  * `GET /api/sales/:saleId/events`: the shopper `Sale` at once, then on every change, read through the
  * isolate's one sale feed, which holds each sale's event serialized once (realtime/sale-feed.ts).
  */
-export const saleEventRoutes = new Hono<AppEnv>().get("/:saleId/events", async (c) => {
+export const saleEventRoutes = apiRouter().openapi(saleEvents, async (c) => {
   const d = deps(c);
-  const saleId = c.req.param("saleId");
+  const { saleId } = c.req.valid("param");
   const feed = saleFeed(d.config.REALTIME_REFRESH_MS);
   const clock = () => storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const leases = [slotFor(d), feed.watch(saleId, d.now)];
@@ -96,33 +118,49 @@ export const saleEventRoutes = new Hono<AppEnv>().get("/:saleId/events", async (
 
 const ordersOf = (ids: string[]) => new Map(ids.map((id) => [id, saleIdOfOrder(id) ?? ""]));
 
+const orderEvents = createRoute({
+  method: "get",
+  path: "/{orderId}/events",
+  tags: ["Realtime"],
+  summary: "An order's status, live",
+  description:
+    "Owner only (anyone else gets 404 UNKNOWN_ORDER before a stream starts). One `order` event at once, then one per status change; the stream ends after `paid`, `expired` or `cancelled`. `EventSource` cannot send the `Authorization` header: read it with `fetch`.",
+  security: SHOPPER,
+  middleware: [shopperAuth({ settings: (c) => configOf(c) })] as const,
+  request: { params: orderIdParam, headers: lastEventIdHeaders },
+  responses: {
+    200: eventStreamResponse(
+      "`event: order`, `data:` the shopper's [Order](#/components/schemas/Order). The server ends the stream after the event of a final status (`paid`, `expired`, `cancelled`).",
+      'event: order\nid: 1767261600123\ndata: {"orderId":"s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o","saleId":"s4k2x9q1m0abc","quantity":1,"status":"awaiting_payment","createdAt":"2026-12-01T10:00:01.000Z","expiresAt":"2026-12-01T10:10:01.000Z"}\n\nevent: order\nid: 1767261602456\ndata: {"orderId":"s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o","saleId":"s4k2x9q1m0abc","quantity":1,"status":"paid","createdAt":"2026-12-01T10:00:01.000Z","expiresAt":"2026-12-01T10:10:01.000Z","paidAt":"2026-12-01T10:00:03.000Z"}\n\n',
+    ),
+    ...errorResponses("UNAUTHENTICATED", "UNKNOWN_ORDER", "UNAVAILABLE"),
+  },
+});
+
 /**
  * `GET /api/orders/:orderId/events`: the owner's `Order` at once, then on every status change, read
  * through the isolate's one order feed; ends after a final status. Anyone else gets 404 before a stream.
  */
-export const orderEventRoutes = new Hono<AppEnv>()
-  .use("/:orderId/events", shopperAuth({ settings: (c) => configOf(c) }))
-  .get("/:orderId/events", async (c) => {
-    const d = deps(c);
-    const orderId = c.req.param("orderId");
-    const userId = c.get("userId");
-    if (!saleIdOfOrder(orderId)) throw unknownOrder();
-    const feed = orderFeed(d.config.REALTIME_REFRESH_MS * 2);
-    const leases = [slotFor(d), feed.watch(orderId, d.now)];
-    const first = await holding(leases, async () => {
-      if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
-        const read = (await readOrders(d, ordersOf([orderId]))).get(orderId);
-        if (!read || !ownFrame(read, userId)) throw unknownOrder();
-        feed.put(orderId, read, d.now);
-      }
-      const frame = ownFrame(feed.get(orderId), userId);
-      if (!frame) throw unknownOrder();
-      return frame;
-    });
-    return eventStream(c, d, leases, {
-      first,
-      current: () => ownFrame(feed.get(orderId), userId) ?? null,
-      refresh: (now) =>
-        feed.due(now) ? feed.refresh(now, (ids) => readOrders(d, ordersOf(ids))) : undefined,
-    });
+export const orderEventRoutes = apiRouter().openapi(orderEvents, async (c) => {
+  const d = deps(c);
+  const { orderId } = c.req.valid("param");
+  const userId = c.get("userId");
+  saleOfOrder(orderId);
+  const feed = orderFeed(d.config.REALTIME_REFRESH_MS * 2);
+  const leases = [slotFor(d), feed.watch(orderId, d.now)];
+  const first = await holding(leases, async () => {
+    if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
+      const read = (await readOrders(d, ordersOf([orderId]))).get(orderId);
+      if (!read || !ownFrame(read, userId)) throw unknownOrder();
+      feed.put(orderId, read, d.now);
+    }
+    const frame = ownFrame(feed.get(orderId), userId);
+    if (!frame) throw unknownOrder();
+    return frame;
   });
+  return eventStream(c, d, leases, {
+    first,
+    current: () => ownFrame(feed.get(orderId), userId) ?? null,
+    refresh: (now) => (feed.due(now) ? feed.refresh(now, (ids) => readOrders(d, ordersOf(ids))) : undefined),
+  });
+});

@@ -1,20 +1,23 @@
-import { Hono } from "hono";
-import { MAX_QUANTITY } from "../api/buy-schemas";
-import { type AppEnv, configOf, deps } from "../context";
+import { createRoute } from "@hono/zod-openapi";
+import { apiRouter, json, QSTASH } from "../api/api-router";
+import { errorResponses } from "../api/error-responses";
+import {
+  failureCallbackSchema,
+  failureRecordedSchema,
+  orderJobSchema,
+  orderWriteResultSchema,
+  paymentTimeoutResultSchema,
+  voidJobSchema,
+  voidResultSchema,
+} from "../api/job-schemas";
+import { configOf, deps } from "../context";
 import { ApiError } from "../errors";
-import { saleIdOfOrder } from "../ids";
 import { qstashSignature } from "../middleware/qstash-signature";
-import { type FailureCallback, recordDeadLetter } from "../orders/dead-letters";
-import type { OrderJobBody } from "../orders/enqueue-order";
+import { recordDeadLetter } from "../orders/dead-letters";
 import { expireOrders } from "../orders/order-lifecycle";
-import type { QueuedOrder } from "../orders/order-view";
 import { writeAndAck } from "../orders/order-write-job";
 import { voidAttempt } from "../orders/void-order";
-import { parseIdempotencyKey } from "../sale/buy-request";
-import type { VoidRequest } from "../sale/void-reservation";
 
-/** The most orders one job carries: publishers batch at most 50 (publish buffer, sweeper, reconciliation). */
-const MAX_ORDERS_PER_JOB = 50;
 /**
  * The largest job body taken: 50 orders of at most about 1 KiB each (ids, numbers and a 128-character
  * user id, 6 bytes a character where JSON escapes it). A larger body is 413 before it is read.
@@ -23,7 +26,10 @@ const MAX_JOB_BODY_BYTES = 64 * 1024;
 /** A failure callback carries the job body in base64 (4/3 of it) and the answer QStash got. */
 const MAX_FAILURE_BODY_BYTES = 4 * MAX_JOB_BODY_BYTES;
 
-/** The QStash signature check for a route whose bodies are at most `maxBodyBytes`. */
+/**
+ * The QStash signature check for a route whose bodies are at most `maxBodyBytes`: the route's first
+ * middleware, so nothing (not even the body's schema) is looked at before the delivery is verified.
+ */
 function signed(maxBodyBytes: number) {
   return qstashSignature({
     maxBodyBytes,
@@ -34,114 +40,83 @@ function signed(maxBodyBytes: number) {
   });
 }
 
-/** Milliseconds since the epoch a Date can hold. */
-const MAX_TIME = 8.64e15;
+const DELIVERY =
+  "Deliveries are at least once, possibly duplicated and out of order: the route is idempotent. A store that is down answers 503 with Retry-After, which QStash honours when it retries.";
 
-/** The fields every job entry shares: an order id naming its sale, a user id, a quantity in range. */
-function namesAnOrder<
-  T extends { orderId?: unknown; saleId?: unknown; userId?: unknown; quantity?: unknown },
->(job: T): job is T & { orderId: string; saleId: string; userId: string; quantity: number } {
-  const saleId = typeof job.orderId === "string" ? saleIdOfOrder(job.orderId) : null;
-  return (
-    saleId !== null &&
-    saleId === job.saleId &&
-    typeof job.userId === "string" &&
-    job.userId.length > 0 &&
-    job.userId.length <= 128 &&
-    Number.isInteger(job.quantity) &&
-    Number(job.quantity) >= 1 &&
-    Number(job.quantity) <= MAX_QUANTITY
-  );
-}
+/** A job route's request: its signed JSON body, validated by `schema` once the signature holds. */
+const signedBody = <S>(schema: S) => ({
+  body: { required: true, content: { "application/json": { schema } } },
+});
 
-/** One order of a job body, checked (the order id must name the sale), or null when it is not one. */
-function parseOrder(job: Partial<QueuedOrder>): QueuedOrder | null {
-  const validTime = (t: unknown) => typeof t === "number" && Number.isFinite(t) && t > 0 && t <= MAX_TIME;
-  if (
-    !namesAnOrder(job) ||
-    !validTime(job.createdAt) ||
-    !validTime(job.expiresAt) ||
-    (job.epoch !== undefined && !(Number.isInteger(job.epoch) && Number(job.epoch) >= 1))
-  ) {
-    return null;
-  }
-  return {
-    orderId: job.orderId,
-    saleId: job.saleId,
-    userId: job.userId,
-    quantity: Number(job.quantity),
-    createdAt: Number(job.createdAt),
-    expiresAt: Number(job.expiresAt),
-    epoch: Number.isInteger(job.epoch) ? Number(job.epoch) : 1,
-  };
-}
+const JOB_ERRORS = ["INVALID_REQUEST", "UNAUTHENTICATED", "PAYLOAD_TOO_LARGE", "UNAVAILABLE"] as const;
+
+const orderWrite = createRoute({
+  method: "post",
+  path: "/order-write",
+  tags: ["Jobs"],
+  summary: "Write reserved orders to Postgres",
+  description: `Writes each order once (awaiting payment) and makes sure Redis counts it. An order naming a sale that does not exist is left out; a job none of whose orders does is refused (400). ${DELIVERY} Bodies over 64 KiB are 413 before they are read.`,
+  security: QSTASH,
+  middleware: [signed(MAX_JOB_BODY_BYTES)] as const,
+  request: signedBody(orderJobSchema),
+  responses: { 200: json("What the job wrote.", orderWriteResultSchema), ...errorResponses(...JOB_ERRORS) },
+});
+
+const paymentTimeout = createRoute({
+  method: "post",
+  path: "/payment-timeout",
+  tags: ["Jobs"],
+  summary: "Expire unpaid orders",
+  description: `Expires the orders still unpaid when their payment window closed (by Postgres's clock) and gives their units back, exactly once; an order not yet written is written first. While a window is still open the answer is 409 ORDER_NOT_READY with Retry-After (QStash delivers again). ${DELIVERY} Bodies over 64 KiB are 413 before they are read.`,
+  security: QSTASH,
+  middleware: [signed(MAX_JOB_BODY_BYTES)] as const,
+  request: signedBody(orderJobSchema),
+  responses: {
+    200: json("What the job expired.", paymentTimeoutResultSchema),
+    ...errorResponses(...JOB_ERRORS, "ORDER_NOT_READY"),
+  },
+});
+
+const voidReservation = createRoute({
+  method: "post",
+  path: "/void-reservation",
+  tags: ["Jobs"],
+  summary: "Void a buy attempt answered 503",
+  description: `Makes the buy route's 503 ("nothing was reserved") true for an attempt whose outcome it never learned: an unclaimed reservation is given back, or a tombstone keeps a late run from reserving. 503 while the sale is being restored. ${DELIVERY} Bodies over 64 KiB are 413 before they are read.`,
+  security: QSTASH,
+  middleware: [signed(MAX_JOB_BODY_BYTES)] as const,
+  request: signedBody(voidJobSchema),
+  responses: { 200: json("What the void came to.", voidResultSchema), ...errorResponses(...JOB_ERRORS) },
+});
+
+const failed = createRoute({
+  method: "post",
+  path: "/failed",
+  tags: ["Jobs"],
+  summary: "Record a job QStash gave up on",
+  description: `QStash's failure callback: the job is recorded once per message id, where the operator page shows it. ${DELIVERY} Bodies over 256 KiB are 413 before they are read.`,
+  security: QSTASH,
+  middleware: [signed(MAX_FAILURE_BODY_BYTES)] as const,
+  request: signedBody(failureCallbackSchema),
+  responses: { 200: json("Recorded.", failureRecordedSchema), ...errorResponses(...JOB_ERRORS) },
+});
 
 /** A job none of whose orders names an existing sale: refused (an order that does is never held up). */
 const noSale = () => new ApiError("INVALID_REQUEST", "The job's orders name no sale that exists.");
 
 /**
- * A job body: `{ orders: [...] }` as enqueueOrders publishes it (a bare order is accepted too). An entry
- * that is not an order is left out (and logged), so it cannot hold up the others; a job with no order
- * at all is refused.
+ * QStash job endpoints. Every delivery is verified first (401 and nothing written otherwise), then its
+ * body is validated by the route's schema (api/job-schemas.ts); every handler is idempotent.
  */
-function parseJob(body: string): QueuedOrder[] {
-  let job: Partial<OrderJobBody & QueuedOrder>;
-  try {
-    job = JSON.parse(body) as Partial<OrderJobBody & QueuedOrder>;
-  } catch {
-    throw new ApiError("INVALID_REQUEST", "Job body is not JSON.");
-  }
-  if (job === null || typeof job !== "object")
-    throw new ApiError("INVALID_REQUEST", "Job body is not an object.");
-  const entries: unknown[] = Array.isArray(job.orders) ? job.orders : [job];
-  if (entries.length === 0 || entries.length > MAX_ORDERS_PER_JOB) {
-    throw new ApiError("INVALID_REQUEST", `A job carries 1 to ${MAX_ORDERS_PER_JOB} orders.`);
-  }
-  const orders = entries
-    .map((o) => parseOrder(o && typeof o === "object" ? (o as Partial<QueuedOrder>) : {}))
-    .filter((o): o is QueuedOrder => o !== null);
-  if (orders.length === 0) throw new ApiError("INVALID_REQUEST", "Job body is not an order.");
-  if (orders.length < entries.length)
-    console.error(`job: ${entries.length - orders.length} entries are not orders; the rest go on`);
-  return orders;
-}
-
-/** A void job's body: the attempt as the buy route hands it over (see void-order.ts). */
-function parseVoidJob(body: string): VoidRequest {
-  let job: Partial<Record<keyof VoidRequest, unknown>> | null;
-  try {
-    job = JSON.parse(body) as typeof job;
-  } catch {
-    job = null;
-  }
-  const key = job?.idempotencyKey;
-  const validKey = key === null || (typeof key === "string" && /^[\x21-\x7e]{1,128}$/.test(key));
-  if (!job || typeof job !== "object" || Array.isArray(job) || !namesAnOrder(job) || !validKey) {
-    throw new ApiError("INVALID_REQUEST", "Job body is not a buy attempt to void.");
-  }
-  return {
-    saleId: job.saleId,
-    orderId: job.orderId,
-    userId: job.userId,
-    quantity: Number(job.quantity),
-    idempotencyKey: key === null ? null : parseIdempotencyKey(String(key)),
-  };
-}
-
-/**
- * QStash job endpoints. Every delivery is verified (401 and nothing written otherwise) and every
- * handler is idempotent: deliveries are at least once, possibly duplicated and out of order. A store
- * that is down answers 503 with Retry-After, which QStash honours when it retries.
- */
-export const jobRoutes = new Hono<AppEnv>()
-  .post("/order-write", signed(MAX_JOB_BODY_BYTES), async (c) => {
-    const orders = parseJob(c.get("jobBody"));
+export const jobRoutes = apiRouter()
+  .openapi(orderWrite, async (c) => {
+    const orders = c.req.valid("json");
     const { inserted, unknownSale } = await writeAndAck(deps(c), orders);
     if (unknownSale.length === orders.length) throw noSale();
-    return c.json({ orders: orders.length, inserted, unknownSale: unknownSale.length });
+    return c.json({ orders: orders.length, inserted, unknownSale: unknownSale.length }, 200);
   })
-  .post("/payment-timeout", signed(MAX_JOB_BODY_BYTES), async (c) => {
-    const orders = parseJob(c.get("jobBody"));
+  .openapi(paymentTimeout, async (c) => {
+    const orders = c.req.valid("json");
     const d = deps(c);
     const { expired, early, unknownSale } = await expireOrders(d, orders);
     if (unknownSale.length === orders.length) throw noSale();
@@ -152,29 +127,20 @@ export const jobRoutes = new Hono<AppEnv>()
         retryAfterSeconds: wait,
       });
     }
-    return c.json({ orders: orders.length, expired });
+    return c.json({ orders: orders.length, expired }, 200);
   })
-  .post("/void-reservation", signed(MAX_JOB_BODY_BYTES), async (c) => {
-    const req = parseVoidJob(c.get("jobBody"));
+  .openapi(voidReservation, async (c) => {
+    const req = c.req.valid("json");
     const outcome = await voidAttempt(deps(c), req);
     if (outcome.kind === "not_initialised") {
       throw new ApiError("UNAVAILABLE", "The sale is being restored; the void waits for it.", {
         retryAfterSeconds: 5,
       });
     }
-    return c.json({ orderId: req.orderId, outcome: outcome.kind });
+    return c.json({ orderId: req.orderId, outcome: outcome.kind }, 200);
   })
-  .post("/failed", signed(MAX_FAILURE_BODY_BYTES), async (c) => {
-    let parsed: unknown = null;
-    try {
-      parsed = JSON.parse(c.get("jobBody"));
-    } catch {
-      parsed = null;
-    }
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new ApiError("INVALID_REQUEST", "A failure callback body is a JSON object.");
-    }
-    const failure = parsed as FailureCallback;
+  .openapi(failed, async (c) => {
+    const failure = c.req.valid("json");
     await recordDeadLetter(deps(c).db, failure, c.req.header("Upstash-Message-Id") ?? crypto.randomUUID());
-    return c.json({ recorded: true });
+    return c.json({ recorded: true as const }, 200);
   });
