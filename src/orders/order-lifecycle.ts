@@ -1,10 +1,9 @@
 import { restoreStock } from "../sale/restore-stock";
 import { soldOutCache } from "../sale/sold-out-cache";
 import type { Deps } from "../services";
-import type { CancelOutcome, PayOutcome } from "./order-outcome";
 import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";
-import { materializeOrder, writeAndAck } from "./order-write-job";
+import { writeAndAck } from "./order-write-job";
 import { readQueuedOrder } from "./queued-order-store";
 
 export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash">;
@@ -35,67 +34,6 @@ export async function settleRestores(deps: LifecycleDeps, rows: OrderRow[]): Pro
 /** {@link settleRestores} for one order. */
 export function settleRestore(deps: LifecycleDeps, row: OrderRow): Promise<void> {
   return settleRestores(deps, [row]);
-}
-
-/**
- * Pays an order the shopper owns (a still-queued one is written first). Paying a paid order again is
- * `paid` with nothing changed; an order whose window closed by the database's clock is expired here.
- */
-export async function payOrder(
-  deps: LifecycleDeps,
-  saleId: string,
-  orderId: string,
-  userId: string,
-  paymentRef: string | null,
-): Promise<PayOutcome> {
-  const row = await ownedRow(deps, saleId, orderId, userId);
-  if (!row) return { kind: "unknown" };
-  if (row.status === "awaiting_payment") {
-    const won = await transitionOrder(deps.db, orderId, "paid", {
-      userId,
-      ...(paymentRef ? { paymentRef } : {}),
-    });
-    if (won) return { kind: "paid", order: won };
-  }
-  const current = (await findOrder(deps.db, orderId, userId)) ?? row;
-  switch (current.status) {
-    case "paid":
-      return { kind: "paid", order: current };
-    case "cancelled":
-      return { kind: "cancelled" };
-    case "expired":
-      return { kind: "expired" };
-    case "awaiting_payment":
-      await expireOrder(deps, saleId, orderId);
-      return { kind: "expired" };
-  }
-}
-
-/** Cancels an order the shopper owns while it is queued or awaiting payment; units come back at once. */
-export async function cancelOrder(
-  deps: LifecycleDeps,
-  saleId: string,
-  orderId: string,
-  userId: string,
-): Promise<CancelOutcome> {
-  const row = await ownedRow(deps, saleId, orderId, userId);
-  if (!row) return { kind: "unknown" };
-  const won =
-    row.status === "awaiting_payment"
-      ? await transitionOrder(deps.db, orderId, "cancelled", { userId })
-      : null;
-  const current = won ?? (await findOrder(deps.db, orderId, userId)) ?? row;
-  switch (current.status) {
-    case "cancelled":
-      await settleRestore(deps, current).catch(() => {});
-      return { kind: "cancelled", order: current };
-    case "paid":
-      return { kind: "paid" };
-    case "expired":
-      return { kind: "expired" };
-    case "awaiting_payment":
-      return { kind: "changed" };
-  }
 }
 
 /**
@@ -155,17 +93,4 @@ export async function expireOrder(
   }
   const { expired, early } = await expireOrders(deps, [doc]);
   return early.length > 0 ? "early" : expired > 0 ? "expired" : "final";
-}
-
-/** The order's row (written first if it is still queued), or null when it is not this shopper's. */
-async function ownedRow(
-  deps: LifecycleDeps,
-  saleId: string,
-  orderId: string,
-  userId: string,
-): Promise<OrderRow | null> {
-  const queued = await readQueuedOrder(deps.redis, saleId, orderId);
-  if (queued && queued.userId !== userId) return null;
-  const row = await materializeOrder(deps, saleId, orderId, queued);
-  return row && row.userId === userId ? row : null;
 }

@@ -15,7 +15,7 @@ import { readSaleFrames, saleFeed } from "../realtime/sale-feed";
 import { sseBody } from "../realtime/sse-body";
 import { takeStreamSlot } from "../realtime/stream-slots";
 import { storeNow } from "../sale/store-clock";
-import { saleOfOrder, unknownOrder } from "./order-refusals";
+import { unknownOrder } from "./order-refusals";
 
 const WRITE_TIMEOUT_MS = 4_000;
 
@@ -145,7 +145,7 @@ export const orderEventRoutes = apiRouter().openapi(orderEvents, async (c) => {
   const d = deps(c);
   const { orderId } = c.req.valid("param");
   const userId = c.get("userId");
-  saleOfOrder(orderId);
+  if (!saleIdOfOrder(orderId)) throw unknownOrder();
   const feed = orderFeed(d.config.REALTIME_REFRESH_MS * 2);
   const leases = [slotFor(d), feed.watch(orderId, d.now)];
   const first = await holding(leases, async () => {

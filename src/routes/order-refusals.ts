@@ -20,7 +20,7 @@ export function saleOfOrder(orderId: string): string {
 }
 
 /**
- * The one table from a refused pay or cancel (order-lifecycle.ts) to the contract's error.
+ * The one table from a refused pay or cancel (orders/order-actions.ts) to the contract's error.
  *
  * @example
  * if (outcome.kind !== "paid") throw orderRefusal(outcome);

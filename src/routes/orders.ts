@@ -5,7 +5,7 @@ import { jsonBody } from "../api/json-body";
 import { orderIdParam, orderSchema, payBodySchema } from "../api/order-schemas";
 import { configOf, deps } from "../context";
 import { shopperAuth } from "../middleware/shopper-auth";
-import { cancelOrder, payOrder } from "../orders/order-lifecycle";
+import { cancelOrder, payOrder } from "../orders/order-actions";
 import { findOrder } from "../orders/order-repository";
 import { queuedView, rowView } from "../orders/order-view";
 import { readQueuedOrder } from "../orders/queued-order-store";
@@ -85,7 +85,7 @@ const cancelRoute = createRoute({
 /**
  * `GET /api/orders/:orderId`, `POST …/pay`, `POST …/cancel`: owner only (anyone else gets 404, as if
  * it did not exist). Polling reads Redis while the order is queued (one HGET) and Postgres after (one
- * query). Pay and cancel return outcomes (order-lifecycle.ts), answered through {@link orderRefusal}.
+ * query). Pay and cancel return outcomes (orders/order-actions.ts), answered through {@link orderRefusal}.
  */
 export const orderRoutes = apiRouter()
   .openapi(getOrder, async (c) => {

@@ -17,8 +17,9 @@ export type Row = Record<string, unknown>;
  * Raw rows are parsed the way drizzle's Neon HTTP driver leaves them: int4 as numbers, int8 and
  * numeric as strings, timestamps, dates and intervals as Postgres text ("2030-01-02 03:04:05.678+00"),
  * json as values, arrays as arrays. (The query builder maps columns as the schema says: Dates.) Errors are the driver's; wrap
- * calls in `withDb` (src/db/client.ts), which answers integrity violations 409, data exceptions 400
- * and an unreachable database 503. The TCP adapter raises a `StoreUnavailableError` itself for
+ * calls in `withDb` (src/db/client.ts), which turns integrity violations and data exceptions into a
+ * `DatabaseRefusedError` (409 and 400 at the edge) and an unreachable database into a
+ * `StoreUnavailableError` (503). The TCP adapter raises a `StoreUnavailableError` itself for
  * connection failures (a socket error code such as EPIPE would otherwise pass for a SQLSTATE).
  *
  * @example

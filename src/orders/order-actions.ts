@@ -1,0 +1,90 @@
+import { expireOrder, type LifecycleDeps, settleRestore } from "./order-lifecycle";
+import type { CancelOutcome, PayOutcome } from "./order-outcome";
+import { findOrder, transitionOrder } from "./order-repository";
+import type { OrderRow } from "./order-view";
+import { materializeOrder } from "./order-write-job";
+import { readQueuedOrder } from "./queued-order-store";
+
+/**
+ * Pays an order the shopper owns (a still-queued one is written first). Paying a paid order again is
+ * `paid` with nothing changed; an order whose window closed by the database's clock is expired here.
+ *
+ * @example
+ * const outcome = await payOrder(deps, saleId, orderId, userId, "pi_3Pq2x");
+ * if (outcome.kind === "paid") return rowView(outcome.order);
+ */
+export async function payOrder(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  userId: string,
+  paymentRef: string | null,
+): Promise<PayOutcome> {
+  const row = await ownedRow(deps, saleId, orderId, userId);
+  if (!row) return { kind: "unknown" };
+  if (row.status === "awaiting_payment") {
+    const won = await transitionOrder(deps.db, orderId, "paid", {
+      userId,
+      ...(paymentRef ? { paymentRef } : {}),
+    });
+    if (won) return { kind: "paid", order: won };
+  }
+  const current = (await findOrder(deps.db, orderId, userId)) ?? row;
+  switch (current.status) {
+    case "paid":
+      return { kind: "paid", order: current };
+    case "cancelled":
+      return { kind: "cancelled" };
+    case "expired":
+      return { kind: "expired" };
+    case "awaiting_payment":
+      await expireOrder(deps, saleId, orderId);
+      return { kind: "expired" };
+  }
+}
+
+/**
+ * Cancels an order the shopper owns while it is queued or awaiting payment; units come back at once.
+ *
+ * @example
+ * const outcome = await cancelOrder(deps, saleId, orderId, userId);
+ * if (outcome.kind !== "cancelled") throw orderRefusal(outcome); // at the edge
+ */
+export async function cancelOrder(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  userId: string,
+): Promise<CancelOutcome> {
+  const row = await ownedRow(deps, saleId, orderId, userId);
+  if (!row) return { kind: "unknown" };
+  const won =
+    row.status === "awaiting_payment"
+      ? await transitionOrder(deps.db, orderId, "cancelled", { userId })
+      : null;
+  const current = won ?? (await findOrder(deps.db, orderId, userId)) ?? row;
+  switch (current.status) {
+    case "cancelled":
+      await settleRestore(deps, current).catch(() => {});
+      return { kind: "cancelled", order: current };
+    case "paid":
+      return { kind: "paid" };
+    case "expired":
+      return { kind: "expired" };
+    case "awaiting_payment":
+      return { kind: "changed" };
+  }
+}
+
+/** The order's row (written first if it is still queued), or null when it is not this shopper's. */
+async function ownedRow(
+  deps: LifecycleDeps,
+  saleId: string,
+  orderId: string,
+  userId: string,
+): Promise<OrderRow | null> {
+  const queued = await readQueuedOrder(deps.redis, saleId, orderId);
+  if (queued && queued.userId !== userId) return null;
+  const row = await materializeOrder(deps, saleId, orderId, queued);
+  return row && row.userId === userId ? row : null;
+}
