@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
 import { saleKeys } from "../../src/sale/keys";
+import { encodeLedgerEntry, ledgerField } from "../../src/sale/ledger-entry";
 import { type AppUnderTest, startApp } from "../support/app";
 import { lua, reserve, restore } from "../support/lua";
 
@@ -87,7 +88,7 @@ describe("operator rebuild on a live Redis", () => {
 
 describe("restores and order writes around rebuilds (the scripts on a real Redis)", () => {
   const ledgerEntry = (orderId: string, userId: string, quantity: number, epoch: number) =>
-    JSON.stringify({
+    encodeLedgerEntry({
       type: "reserve",
       orderId,
       userId,
@@ -152,7 +153,7 @@ describe("restores and order writes around rebuilds (the scripts on a real Redis
       JSON.stringify({ ...meta, epoch: "2" }),
       String(stock - 2),
       JSON.stringify({ canceller: 2 }),
-      JSON.stringify({ [`r:${orderId}`]: ledgerEntry(orderId, "canceller", 2, 2) }),
+      JSON.stringify({ [ledgerField("reserve", orderId)]: ledgerEntry(orderId, "canceller", 2, 2) }),
     );
     expect(await app.redis.get(keys.stock)).toBe(String(stock));
     expect(await app.redis.hget(keys.holdings, "canceller")).toBeNull();
