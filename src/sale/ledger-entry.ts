@@ -10,9 +10,10 @@
  *                                  reserve-stock.lua (reason "void"; `counted: false`: a tombstone)
  *   "a:<adjustmentId>"  adjust     adjust-stock.lua
  *
- * The field decides what an entry is (the scripts look fields up, never read `type`). Times are epoch
- * ms; `before`/`after` are the units remaining around the change; `epoch` is the Redis generation
- * (meta "epoch"; entries from before generations have none and count as 1).
+ * Every entry carries its `type` and id, which agree with its field (the scripts look entries up by
+ * field and never read `type`). Times are epoch ms; `before`/`after` are the units remaining around
+ * the change; `epoch` is the Redis generation (meta "epoch"; entries from before generations have
+ * none and count as 1).
  *
  * @example
  * const entry: LedgerEntry = { type: "reserve", orderId, userId, quantity: 2, at: now, epoch: 2, rebuilt: true };
