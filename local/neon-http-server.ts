@@ -27,7 +27,7 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import pg from "pg";
-import { serveOnNode } from "./hono-on-node";
+import { type OnNode, serveOnNode } from "./hono-on-node";
 import {
   cancelBackend,
   failure,
@@ -88,7 +88,7 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
   };
 
   /** Runs the request's query (or batch) on one pooled connection. */
-  const handle = async (c: Context): Promise<Reply> => {
+  const handle = async (c: Context<OnNode>): Promise<Reply> => {
     if (c.req.header("neon-raw-text-output") !== "true")
       return notImplemented("typed JSON output (send Neon-Raw-Text-Output: true, as the Neon driver does)");
     let body: { queries?: unknown };
@@ -117,7 +117,7 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
       return failure(error);
     }
     // The client went away: cancel what runs (pg_cancel_backend) and never reuse the connection.
-    const gone = c.req.raw.signal;
+    const gone = c.env.gone;
     let discard = false;
     const cancel = () => {
       discard = true;
@@ -150,7 +150,7 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
 
   const send = (c: Context, { status, body }: Reply) =>
     c.json(body as object, status as ContentfulStatusCode);
-  const app = new Hono()
+  const app = new Hono<OnNode>()
     .post("/sql", async (c) => send(c, await handle(c)))
     .all("/sql", (c) => send(c, { status: 405, body: { message: "only POST is supported" } }))
     .notFound((c) => send(c, { status: 404, body: { message: `no route ${c.req.method} ${c.req.path}` } }))

@@ -26,7 +26,7 @@ import { type Context, Hono } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { serveOnNode } from "./hono-on-node";
+import { type OnNode, serveOnNode } from "./hono-on-node";
 import { errorMessage } from "./http-util";
 import type { DlqEntry, QStashMessage } from "./qstash-message";
 import { parsePublish } from "./qstash-publish";
@@ -130,9 +130,13 @@ export async function startQStashServer(options: QStashServerOptions): Promise<Q
     dlq: scheduler.dlq().length,
   });
 
-  const app = new Hono({ strict: false })
+  const app = new Hono<OnNode>({ strict: false })
     .use(
-      bearerAuth({ token: options.token, noAuthenticationHeader: UNAUTHORIZED, invalidToken: UNAUTHORIZED }),
+      bearerAuth({
+        verifyToken: (token) => token === options.token,
+        noAuthenticationHeader: UNAUTHORIZED,
+        invalidToken: UNAUTHORIZED,
+      }),
     )
     .post("/v2/publish/*", async (c) => {
       const raw = c.req.url.slice(c.req.url.indexOf("/v2/publish/") + "/v2/publish/".length);

@@ -17,8 +17,8 @@
  * - blocking commands (BLPOP …, XREAD … BLOCK) hold the request on a connection of their own until they
  *   return; commands Upstash refuses, or that would take over a shared connection, get 400 (see
  *   `upstash-commands.ts`);
- * - not implemented, answered 501 (nothing here sends them): the path form of commands (`/set/k/v`,
- *   `?_token=`), `/monitor` and every other path;
+ * - not implemented, answered 501 (nothing here sends them): the path form of commands (`/set/k/v`),
+ *   `/monitor` and every other path; a `?_token=` is not read (401 without the header);
  * - Redis down: 503 `{"error"}` at once. Redis slow: the request waits for the reply, as on Upstash.
  * - fault mode `replyTimeoutMs` (off by default; `setFaults`): answer 503 after that many milliseconds
  *   while the command goes on in Redis and may still commit — what a client sees when its request times
@@ -33,7 +33,7 @@ import { type Context, Hono } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { serveOnNode } from "./hono-on-node";
+import { type OnNode, serveOnNode } from "./hono-on-node";
 import { errorMessage as message } from "./http-util";
 import { createRedisConnections } from "./redis-connections";
 import { toCommand } from "./upstash-commands";
@@ -80,7 +80,7 @@ export async function startUpstashRedisServer(
   let syncToken = 0;
 
   /** Answers the reply as Upstash's JSON, or the injected 503 once `replyTimeoutMs` passes first. */
-  const answer = async (c: Context, work: Reply | Promise<Reply>) => {
+  const answer = async (c: Context<OnNode>, work: Reply | Promise<Reply>) => {
     const limit = faults.replyTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<Reply>((resolve) => {
@@ -92,9 +92,9 @@ export async function startUpstashRedisServer(
     );
     return c.body(replyJson(body), status as ContentfulStatusCode, { "content-type": "application/json" });
   };
-  const base64 = (c: Context) => c.req.header("upstash-encoding")?.toLowerCase() === "base64";
+  const base64 = (c: Context<OnNode>) => c.req.header("upstash-encoding")?.toLowerCase() === "base64";
 
-  const app = new Hono({ strict: false })
+  const app = new Hono<OnNode>({ strict: false })
     .use(async (c, next) => {
       await next();
       c.header("upstash-sync-token", String(++syncToken));
@@ -103,17 +103,21 @@ export async function startUpstashRedisServer(
       METHODS.has(c.req.method) ? next() : Promise.resolve(c.json({ error: "ERR method not allowed" }, 405)),
     )
     .use(
-      bearerAuth({ token: options.token, noAuthenticationHeader: UNAUTHORIZED, invalidToken: UNAUTHORIZED }),
+      bearerAuth({
+        verifyToken: (token) => token === options.token,
+        noAuthenticationHeader: UNAUTHORIZED,
+        invalidToken: UNAUTHORIZED,
+      }),
     )
     .post("/", async (c) => {
       const command = toCommand(await jsonBody(c));
       if (typeof command === "string") return answer(c, badRequest(command));
-      return answer(c, runner.single(command, base64(c), c.req.raw.signal));
+      return answer(c, runner.single(command, base64(c), c.env.gone));
     })
     .post("/pipeline", async (c) => {
       const commands = commandList(await jsonBody(c));
       if (typeof commands === "string") return answer(c, badRequest(commands));
-      return answer(c, runner.pipeline(commands, base64(c), c.req.raw.signal));
+      return answer(c, runner.pipeline(commands, base64(c), c.env.gone));
     })
     .post("/multi-exec", async (c) => {
       const commands = commandList(await jsonBody(c));

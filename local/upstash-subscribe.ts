@@ -21,6 +21,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Redis } from "ioredis";
+import type { OnNode } from "./hono-on-node";
 import type { RedisConnections } from "./redis-connections";
 import { failure } from "./upstash-run";
 
@@ -28,7 +29,7 @@ type Kind = "subscribe" | "psubscribe";
 
 /** The Hono handler for `POST /<kind>/<name>[/<name>…]`. */
 export function subscribeHandler(conns: RedisConnections, kind: Kind) {
-  return async (c: Context) => {
+  return async (c: Context<OnNode>) => {
     const names = new URL(c.req.url).pathname.split("/").slice(2).filter(Boolean).map(decodeURIComponent);
     if (names.length === 0)
       return c.json({ error: `ERR wrong number of arguments for '${kind}' command` }, 400);
@@ -59,7 +60,7 @@ export function subscribeHandler(conns: RedisConnections, kind: Kind) {
       emit = write;
       await new Promise<void>((resolve) => {
         stream.onAbort(resolve);
-        c.req.raw.signal.addEventListener("abort", () => resolve(), { once: true });
+        c.env.gone.addEventListener("abort", () => resolve(), { once: true });
         subscribed.once("close", resolve);
       });
       subscribed.disconnect();
