@@ -6,7 +6,7 @@
  * - `POST /v2/publish/<destination URL>` → 201 `{"messageId","url","deduplicated"?}` (headers: see
  *   `qstash-publish.ts`); `POST /v2/batch` with `[{destination, headers, body}]` →
  *   `[{messageId, url, deduplicated?}]`, every entry checked before any is enqueued (one invalid entry:
- *   400 naming it, nothing published, so a retry cannot duplicate the others);
+ *   400 naming it, nothing published, so a retry cannot duplicate the others; see `qstash-intake.ts`);
  * - refused with 400 naming the feature rather than ignored (the project uses neither): queues
  *   (`/v2/enqueue/<queue>/…`, a batch entry's `queue`) and flow control (`Upstash-Flow-Control-Key` /
  *   `-Value`); every other `/v2/…` endpoint (messages, DLQ, keys, schedules, topics, …) answers 501: the
@@ -28,8 +28,8 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type OnNode, serveOnNode } from "./hono-on-node";
 import { errorMessage } from "./http-util";
-import type { DlqEntry, QStashMessage } from "./qstash-message";
-import { parsePublish } from "./qstash-publish";
+import { createIntake, type Reply, unsupported } from "./qstash-intake";
+import type { DlqEntry } from "./qstash-message";
 import { createScheduler, type DeliveryCounters, type Faults, type Scheduler } from "./qstash-scheduler";
 
 export type QStashServerOptions = {
@@ -70,56 +70,11 @@ export type QStashServer = {
   scheduler: Scheduler;
 };
 
-type Reply = { status: number; body: unknown };
-type BatchEntry = { destination?: string; headers?: Record<string, string>; body?: string; queue?: string };
-
-const FLOW_CONTROL = ["upstash-flow-control-key", "upstash-flow-control-value"];
 const UNAUTHORIZED = { message: { error: "Unauthorized" } };
-const unsupported = (feature: string): Reply => ({
-  status: 400,
-  body: { error: `${feature} is not supported by the local QStash server` },
-});
 
 export async function startQStashServer(options: QStashServerOptions): Promise<QStashServer> {
-  const maxRetries = options.maxRetries ?? 3;
   const scheduler = createScheduler({ ...options, signingKey: () => options.currentSigningKey });
-  const deduplicated = new Map<string, string>();
-
-  /** A publish request checked, not yet enqueued: the message, or the 400 that refuses it. */
-  const check = (destination: string, headers: Headers, body: Buffer) => {
-    const flow = FLOW_CONTROL.find((h) => headers.has(h));
-    if (flow) return unsupported(`flow control (${flow})`);
-    const parsed = parsePublish({ destination, headers, body, maxRetries });
-    return "error" in parsed ? { status: 400, body: { error: parsed.error } } : parsed;
-  };
-
-  const commit = ({ message, deduplicationId }: { message: QStashMessage; deduplicationId?: string }) => {
-    const earlier = deduplicationId === undefined ? undefined : deduplicated.get(deduplicationId);
-    if (earlier) return { messageId: earlier, url: message.url, deduplicated: true };
-    if (deduplicationId !== undefined) deduplicated.set(deduplicationId, message.messageId);
-    scheduler.enqueue(message);
-    return { messageId: message.messageId, url: message.url };
-  };
-
-  const publish = (destination: string, headers: Headers, body: Buffer): Reply => {
-    const checked = check(destination, headers, body);
-    return "message" in checked ? { status: 201, body: commit(checked) } : checked;
-  };
-
-  const batch = (entries: unknown): Reply => {
-    if (!Array.isArray(entries)) return { status: 400, body: { error: "expected an array of messages" } };
-    const checked = entries.map((e: BatchEntry, i) => {
-      if (e.queue !== undefined) return { index: i, refused: unsupported("queues (batch entry queue)") };
-      const one = check(e.destination ?? "", new Headers(e.headers ?? {}), Buffer.from(e.body ?? "", "utf8"));
-      return "message" in one ? one : { index: i, refused: one };
-    });
-    const refused = checked.find((c) => "refused" in c);
-    if (refused && "refused" in refused) {
-      const error = (refused.refused.body as { error: string }).error;
-      return { status: 400, body: { error: `batch entry ${refused.index}: ${error}` } };
-    }
-    return { status: 201, body: checked.map((c) => ("message" in c ? commit(c) : null)) };
-  };
+  const intake = createIntake(scheduler, options.maxRetries ?? 3);
 
   const state = () => ({
     paused: scheduler.faults().pauseDelivery,
@@ -142,9 +97,9 @@ export async function startQStashServer(options: QStashServerOptions): Promise<Q
       const raw = c.req.url.slice(c.req.url.indexOf("/v2/publish/") + "/v2/publish/".length);
       const destination = /^https?%3A/i.test(raw) ? decodeURIComponent(raw) : raw;
       const body = Buffer.from(await c.req.arrayBuffer());
-      return send(c, publish(destination, c.req.raw.headers, body));
+      return send(c, intake.publish(destination, c.req.raw.headers, body));
     })
-    .post("/v2/batch", async (c) => send(c, batch(JSON.parse((await c.req.text()) || "null"))))
+    .post("/v2/batch", async (c) => send(c, intake.batch(JSON.parse((await c.req.text()) || "null"))))
     .all("/v2/enqueue/*", (c) => send(c, unsupported("queues (/v2/enqueue)")))
     .get("/__local/state", (c) => c.json(state()))
     .post("/__local/pause", (c) => {
