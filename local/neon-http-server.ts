@@ -28,6 +28,7 @@ import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import pg from "pg";
 import { type OnNode, serveOnNode } from "./hono-on-node";
+import { createPools } from "./neon-pools";
 import {
   cancelBackend,
   failure,
@@ -60,32 +61,11 @@ const ISOLATION: Record<string, string> = {
 
 /** Starts the endpoint; resolves once it listens (Postgres may still be starting). */
 export async function startNeonHttpServer(options: NeonHttpServerOptions): Promise<NeonHttpServer> {
-  const target = new URL(options.databaseUrl);
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const pools = new Map<string, pg.Pool>();
-
-  const poolFor = (connectionString: string): pg.Pool => {
-    const given = new URL(connectionString || options.databaseUrl);
-    const user = decodeURIComponent(given.username || target.username);
-    const password = decodeURIComponent(given.password || target.password);
-    const database = decodeURIComponent(given.pathname.slice(1) || target.pathname.slice(1));
-    const key = JSON.stringify([user, password, database]);
-    let pool = pools.get(key);
-    if (!pool) {
-      pool = new pg.Pool({
-        host: target.hostname,
-        port: Number(target.port || 5432),
-        user,
-        password,
-        database,
-        max: options.maxConnections ?? 20,
-        connectionTimeoutMillis: timeoutMs,
-      });
-      pool.on("error", () => undefined);
-      pools.set(key, pool);
-    }
-    return pool;
-  };
+  const pools = createPools({
+    databaseUrl: options.databaseUrl,
+    max: options.maxConnections ?? 20,
+    timeoutMs: options.timeoutMs ?? 30_000,
+  });
 
   /** Runs the request's query (or batch) on one pooled connection. */
   const handle = async (c: Context<OnNode>): Promise<Reply> => {
@@ -106,7 +86,7 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
       return { status: 400, body: { message: "expected {query, params}" } };
     let pool: pg.Pool;
     try {
-      pool = poolFor(c.req.header("neon-connection-string") ?? "");
+      pool = pools.poolFor(c.req.header("neon-connection-string") ?? "");
     } catch {
       return { status: 400, body: { message: "invalid Neon-Connection-String" } };
     }
@@ -161,7 +141,7 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
     port: server.port,
     async close() {
       await server.close();
-      await Promise.all([...pools.values()].map((p) => p.end().catch(() => undefined)));
+      await pools.close();
     },
   };
 }
