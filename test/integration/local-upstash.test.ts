@@ -122,6 +122,14 @@ describe("local Upstash REST server", () => {
       body: '["PING"]',
     });
     expect(res.status).toBe(401);
+    for (const authorization of ["Basic eDp5", "Bearer", `bearer ${token}x`]) {
+      const malformed = await fetch(rest.url, {
+        method: "POST",
+        headers: { authorization },
+        body: '["PING"]',
+      });
+      expect(malformed.status).toBe(401);
+    }
     const sub = await fetch(rest.url, {
       method: "POST",
       headers: { authorization: `Bearer ${token}` },
