@@ -39,7 +39,7 @@ export const saleStatsSchema = z
 const outcomeCount = (description: string) => z.int().min(0).optional().openapi({ description });
 
 /** One second of the live chart: how many buy attempts ended how (absent names: none). */
-export const timelinePointSchema = z
+const timelinePointSchema = z
   .strictObject({
     second: z.int().openapi({ description: "The second (Unix time).", example: 1_795_000_000 }),
     counts: z.strictObject({

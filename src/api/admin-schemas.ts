@@ -56,7 +56,7 @@ export const saleDefinitionSchema = z
   .refine((d) => d.endsAt > d.startsAt, { path: ["endsAt"], message: "The sale must end after it starts." })
   .openapi("SaleDefinition") satisfies z.ZodType<SaleDefinition>;
 
-export const MAX_STOCK_DELTA = 10_000_000;
+const MAX_STOCK_DELTA = 10_000_000;
 const deltaMessage = `delta must be a whole number other than 0, from -${MAX_STOCK_DELTA.toLocaleString("en-US")} to ${MAX_STOCK_DELTA.toLocaleString("en-US")}.`;
 
 /** `{"delta": n}`: units to add (positive) or remove (negative). */
