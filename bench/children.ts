@@ -1,4 +1,4 @@
-/** Child processes the bench forks through tsx: the naive server and the direct Postgres hot-row run. */
+/** Child processes the bench forks through tsx (the naive server, the direct Postgres hot-row run), and their stop. */
 import { type ChildProcess, fork } from "node:child_process";
 import { join } from "node:path";
 
@@ -37,13 +37,17 @@ export async function startNaive(databaseUrl: string, jwtSecret: string, pool: n
   return {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid ?? 0,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
+    stop: () => stopChild(child),
   };
+}
+
+/** SIGTERM to `child`, resolved once it has exited (at once if it already had). */
+export function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
 }
 
 export async function runHotRow<T>(databaseUrl: string, clients: number, ms: number): Promise<T> {

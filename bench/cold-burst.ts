@@ -9,6 +9,7 @@ import type { operator } from "./admin";
 import { shopperToken } from "./jwt";
 import type { Check } from "./measures";
 import { clientIp } from "./scenario";
+import type { WorkersBench } from "./workers-bench";
 
 export type ColdBurstResult = { shoppers: number; byStatus: Record<string, number>; serverErrors: number };
 
@@ -58,4 +59,16 @@ export async function coldBurst(
       detail: JSON.stringify(byStatus),
     },
   };
+}
+
+/** The worker's bench, before its warm-up: the cold burst, its status counts logged. */
+export async function coldBurstPhase(
+  bench: WorkersBench,
+): Promise<{ result: ColdBurstResult; check: Check }> {
+  const { env, op, run, log } = bench;
+  const cold = await coldBurst(env.workerUrl, op, { jwtSecret: env.jwtSecret, tag: run });
+  log(
+    `cold burst: 50 simultaneous buys on a new sale: ${JSON.stringify(cold.result.byStatus)}, ${cold.result.serverErrors} 5xx`,
+  );
+  return cold;
 }

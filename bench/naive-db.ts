@@ -40,6 +40,23 @@ export async function prepareNaiveDatabase(serverUrl: string, stock: number): Pr
   return url.toString();
 }
 
+/** What the naive server sold: units and orders in its table, stock left on the hot row. */
+export async function naiveTotals(
+  naiveUrl: string,
+): Promise<{ units: number; orders: number; stockLeft: number }> {
+  const client = new pg.Client({ connectionString: naiveUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ units: number; orders: number; n: number }>(
+      "select coalesce(sum(quantity), 0)::int as units, count(*)::int as orders, (select n from naive_stock where id = 1) as n from naive_orders",
+    );
+    const row = rows[0];
+    return { units: row?.units ?? 0, orders: row?.orders ?? 0, stockLeft: row?.n ?? -1 };
+  } finally {
+    await client.end();
+  }
+}
+
 /** One buy attempt: the transaction on the hot row; null when the stock does not cover `quantity`. */
 export async function naiveBuy(
   pool: pg.Pool,

@@ -16,8 +16,6 @@ import pg from "pg";
 import { verifyShopperToken } from "./jwt";
 import { naiveBuy } from "./naive-db";
 
-export { NAIVE_DATABASE, prepareNaiveDatabase } from "./naive-db";
-
 type Answer = { status: number; body: string };
 type Handle = (method: string, path: string, authorization: string | null, text: string) => Promise<Answer>;
 

@@ -18,27 +18,10 @@ import { drizzle as drizzlePostgresJs } from "drizzle-orm/postgres-js";
 import pg from "pg";
 import postgres from "postgres";
 import { startPostgres } from "../local/postgres-process";
+import { backToBack, CALLERS, runtime } from "./callers";
 
-const CALLERS = 50;
 const CALLS = Number(process.env.BENCH_CALLS ?? 10_000);
 type Execute = (query: ReturnType<typeof sql>) => Promise<unknown>;
-
-async function run(calls: number, call: (i: number) => Promise<unknown>) {
-  let next = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CALLERS }, async () => {
-      while (next < calls) await call(next++);
-    }),
-  );
-  const ms = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  return {
-    perSecond: Math.round((calls / ms) * 1000),
-    cpuUsPerCall: Math.round(((used.user + used.system) / calls) * 10) / 10,
-  };
-}
 
 async function bench(name: string, execute: Execute) {
   const table = `bench_${name.replace(/\W/g, "_")}`;
@@ -50,12 +33,11 @@ async function bench(name: string, execute: Execute) {
   const insert = (i: number) =>
     execute(sql`insert into ${sql.raw(table)} (id, user_id, quantity) values (${`o${i}`}, ${`u${i % 997}`}, 1)
       on conflict do nothing returning id, created_at`);
-  await run(500, (i) => insert(CALLS + i));
-  const inserts = await run(CALLS, insert);
-  const selects = await run(CALLS, (i) =>
+  await backToBack(500, (i) => insert(CALLS + i));
+  const inserts = await backToBack(CALLS, insert);
+  const selects = await backToBack(CALLS, (i) =>
     execute(sql`select id, user_id, quantity, created_at from ${sql.raw(table)} where id = ${`o${i}`}`),
   );
-  const runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
   console.log(JSON.stringify({ runtime, driver: name, pool: 10, callers: CALLERS, inserts, selects }));
 }
 

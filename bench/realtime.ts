@@ -14,7 +14,8 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildServer, type ServerRuntimeName, startServer } from "../local/server-runtime";
+import type { ServerRuntimeName } from "../local/server-runtime";
+import { startEngine } from "./engine-server";
 import { type BenchEnvironment, startEnvironment } from "./environment";
 import { type RealtimeResult, type RealtimeTarget, realtimePhase } from "./realtime-phase";
 import { printRealtime } from "./realtime-report";
@@ -37,7 +38,6 @@ if (args.url) process.env.BENCH_WORKER_URL = args.url;
 const runtimes = args.runtimes.split(",").map((r) => r.trim());
 for (const r of runtimes)
   if (r !== "workers" && r !== "deno" && r !== "bun") throw new Error(`--runtimes: unknown runtime ${r}`);
-const outdir = join(import.meta.dirname, "..", ".wrangler", "bench-servers");
 
 /** The engine on Deno or Bun against the environment's stack, for the duration of `run`. */
 async function onServer<T>(
@@ -46,20 +46,7 @@ async function onServer<T>(
   run: (target: Pick<RealtimeTarget, "runtime" | "baseUrl" | "pid">) => Promise<T>,
 ): Promise<T> {
   console.log(`\n[${runtime}] building and starting the engine (TCP to redis-server and Postgres) …`);
-  await buildServer(runtime, outdir);
-  const engine = await startServer({
-    runtime,
-    outdir,
-    vars: {
-      ...env.vars,
-      TRUST_PROXY_HEADER: "CF-Connecting-IP",
-      REDIS_URL: env.redisUrl,
-      DATABASE_DRIVER: "tcp",
-    },
-    onOutput: (text) => {
-      if (/error|warn/i.test(text)) process.stderr.write(`[${runtime}] ${text.trim().slice(0, 300)}\n`);
-    },
-  });
+  const engine = await startEngine(env, runtime, (line) => process.stderr.write(`[${runtime}] ${line}\n`));
   try {
     return await run({ runtime, baseUrl: engine.url, pid: engine.child.pid ?? null });
   } finally {

@@ -13,8 +13,8 @@ import { createHash } from "node:crypto";
 import process from "node:process";
 import Redis from "ioredis";
 import { startRedis } from "../local/redis-process";
+import { backToBack, CALLERS, runtime } from "./callers";
 
-const CALLERS = 50;
 const CALLS = Number(process.env.BENCH_CALLS ?? 40_000);
 
 const SCRIPT = `
@@ -60,24 +60,6 @@ type BunRedis = {
   close(): void;
 };
 
-async function run(calls: number, call: (i: number) => Promise<unknown>) {
-  let next = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CALLERS }, async () => {
-      while (next < calls) await call(next++);
-    }),
-  );
-  const ms = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  return {
-    perSecond: Math.round((calls / ms) * 1000),
-    cpuUsPerCall: Math.round(((used.user + used.system) / calls) * 10) / 10,
-  };
-}
-
-const runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
 const server = process.env.REDIS_URL ? null : await startRedis({ port: 0 });
 const url = process.env.REDIS_URL ?? server?.url ?? "";
 const admin = new Redis(url);
@@ -86,11 +68,11 @@ for (const client of [ioredis(url, false), ioredis(url, true), bunRedis(url)]) {
   if (!client) continue;
   await admin.hset("b:meta", "perUserLimit", "2");
   await admin.set("b:stock", String(CALLS * 4));
-  await run(2_000, (i) => client.evalsha(["b:meta", "b:stock", "b:holdings"], [`u${i % 1000}`, "1"]));
-  const evalsha = await run(CALLS, (i) =>
+  await backToBack(2_000, (i) => client.evalsha(["b:meta", "b:stock", "b:holdings"], [`u${i % 1000}`, "1"]));
+  const evalsha = await backToBack(CALLS, (i) =>
     client.evalsha(["b:meta", "b:stock", "b:holdings"], [`u${i % 1000}`, "1"]),
   );
-  const get = await run(CALLS, () => client.get("b:stock"));
+  const get = await backToBack(CALLS, () => client.get("b:stock"));
   console.log(JSON.stringify({ runtime, client: client.name, callers: CALLERS, calls: CALLS, evalsha, get }));
   await client.close();
 }

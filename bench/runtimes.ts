@@ -15,31 +15,26 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { build } from "esbuild";
 import { LOOPBACK, portOrFree, waitFor } from "../local/ports";
-import { buildServer, runtimeBinary, type ServerRuntimeName, startServer } from "../local/server-runtime";
+import { runtimeBinary, type ServerRuntimeName } from "../local/server-runtime";
 import { operator } from "./admin";
 import { checkInvariant } from "./checks";
+import { stopChild } from "./children";
+import { benchServersDir, startEngine } from "./engine-server";
 import type { BenchEnvironment } from "./environment";
 import type { LoadClient } from "./load-client";
 import { withoutOrderIds } from "./measures";
 import type { Meter } from "./meter";
-import { prepareNaiveDatabase } from "./naive-db";
+import { naiveTotals, prepareNaiveDatabase } from "./naive-db";
 import type { PgStats } from "./pg-stats";
 import { probes } from "./probes";
 import { cpuMicros } from "./proc";
 import type { LoadResult, ScenarioPlan, Target } from "./protocol";
-import {
-  type CpuReading,
-  measured,
-  naiveTotals,
-  type RuntimeRow,
-  waitForOrders,
-  waitForQueue,
-} from "./runtime-phases";
+import { type CpuReading, measured, type RuntimeRow } from "./runtime-phases";
+import { waitForOrders, waitForQueue } from "./waits";
 
 export type { RuntimeRow };
 
 const root = resolve(import.meta.dirname, "..");
-const outdir = join(root, ".wrangler", "bench-servers");
 
 export type RuntimeBenchContext = {
   env: BenchEnvironment;
@@ -78,21 +73,8 @@ async function runtimeRow(ctx: RuntimeBenchContext, runtime: ServerRuntimeName):
   const { env, load, meter, log } = ctx;
   const run = `${runtime}-${Date.now().toString(36)}`;
   log(`\n[${runtime}] the engine on ${runtime} (TCP to redis-server and Postgres), the seed-000 crowd`);
-  await buildServer(runtime, outdir);
   const errors: string[] = [];
-  const engine = await startServer({
-    runtime,
-    outdir,
-    vars: {
-      ...env.vars,
-      TRUST_PROXY_HEADER: "CF-Connecting-IP",
-      REDIS_URL: env.redisUrl,
-      DATABASE_DRIVER: "tcp",
-    },
-    onOutput: (text) => {
-      if (/error|warn/i.test(text)) errors.push(text.trim().slice(0, 300));
-    },
-  });
+  const engine = await startEngine(env, runtime, (line) => errors.push(line));
   const pid = engine.child.pid ?? 0;
   const base = { concurrency: ctx.concurrency, jwtSecret: env.jwtSecret };
   const buy = (token: string): Target => ({ baseUrl: engine.url, path: `/api/buy/${token}`, method: "POST" });
@@ -264,7 +246,7 @@ async function naiveRow(ctx: RuntimeBenchContext, runtime: ServerRuntimeName, ru
 
 /** Bundles bench/naive-server.ts (as the engine is bundled) and runs it with the runtime's binary. */
 async function startNaiveOn(runtime: ServerRuntimeName, env: Record<string, string>) {
-  const bundle = join(outdir, runtime, "naive-server.js");
+  const bundle = join(benchServersDir, runtime, "naive-server.js");
   await build({
     entryPoints: [join(import.meta.dirname, "naive-server.ts")],
     outfile: bundle,
@@ -299,11 +281,6 @@ async function startNaiveOn(runtime: ServerRuntimeName, env: Record<string, stri
   return {
     url,
     pid: child.pid ?? 0,
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        child.once("exit", () => done());
-        child.kill("SIGTERM");
-      }),
+    stop: () => stopChild(child),
   };
 }

@@ -1,12 +1,12 @@
 /**
- * Small HTTP helpers shared by the local stand-in servers (node:http, no framework): read a bounded
- * request body, answer JSON, read a bearer token, listen on loopback and close for good.
+ * Small node:http helpers for the local servers (`hono-on-node.ts`) and the test receivers: read a
+ * bounded request body, listen on loopback and close for good, and an error's message.
  *
  * @example
- * const server = createServer(async (req, res) => sendJson(res, 200, { body: await readBody(req) }));
+ * const server = createServer(async (req, res) => res.end(await readBody(req)));
  * const port = await listen(server, 0);
  */
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { LOOPBACK, portOrFree } from "./ports";
 
 /** Reads the whole request body; destroys the request when it exceeds `maxBytes`. */
@@ -22,35 +22,6 @@ export function readBody(req: IncomingMessage, maxBytes = 16 * 1024 * 1024): Pro
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
-}
-
-/** Answers `body` as JSON with `status` and any extra headers. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) return;
-  const text = body === undefined ? "" : JSON.stringify(body);
-  res.writeHead(status, {
-    ...(text ? { "content-type": "application/json" } : {}),
-    "content-length": Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
-
-/** The token of an `Authorization: Bearer …` header, if any. */
-export function bearer(req: IncomingMessage): string | undefined {
-  const auth = req.headers.authorization ?? "";
-  return auth.startsWith("Bearer ") ? auth.slice(7) : undefined;
-}
-
-/** A header's value as one string ("" when absent). */
-export function header(req: IncomingMessage, name: string): string {
-  const value = req.headers[name.toLowerCase()];
-  return Array.isArray(value) ? value.join(", ") : (value ?? "");
 }
 
 /** Listens on 127.0.0.1 at `port` (0 or absent: a free one) and resolves with the port. */

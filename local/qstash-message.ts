@@ -1,8 +1,8 @@
 /**
- * What the local QStash server keeps about a message, and how QStash renders it: the message and DLQ
- * views (`GET /v2/messages/:id`, `GET /v2/dlq`), the callback payload (JSON with `status`, `header`,
- * base64 `body` of the destination's answer, `sourceMessageId`, base64 `sourceBody`, …), and the parsing
- * of `Retry-After`.
+ * What the local QStash server keeps about a message, and how QStash renders it: the DLQ entry (as
+ * QStash's `GET /v2/dlq` lists one; the local server keeps them in process, `dlq()`), the callback
+ * payload (JSON with `status`, `header`, base64 `body` of the destination's answer, `sourceMessageId`,
+ * base64 `sourceBody`, …), and the parsing of `Retry-After`.
  */
 import { randomUUID } from "node:crypto";
 
@@ -94,8 +94,8 @@ function callbackPayload(msg: Tracked, outcome: Outcome, dlqId: string | undefin
   };
 }
 
-/** The message as `GET /v2/messages/:id` and the DLQ show it. */
-export function messageView(msg: Tracked): Record<string, unknown> {
+/** The message as QStash shows it (`GET /v2/messages/:id`, and inside a DLQ entry). */
+function messageView(msg: Tracked): Record<string, unknown> {
   const { messageId, url, method, maxRetries, notBefore, createdAt, callback, failureCallback } = msg;
   const view = { messageId, url, method, maxRetries, notBefore, createdAt, callback, failureCallback };
   return {
@@ -106,14 +106,14 @@ export function messageView(msg: Tracked): Record<string, unknown> {
   };
 }
 
-export function bodyFields(body: Buffer, name: string): Record<string, string> {
+function bodyFields(body: Buffer, name: string): Record<string, string> {
   const text = body.toString("utf8");
   return Buffer.from(text, "utf8").equals(body)
     ? { [name]: text }
     : { [`${name}Base64`]: body.toString("base64") };
 }
 
-export function headerArrays(headers: Record<string, string>): Record<string, string[]> {
+function headerArrays(headers: Record<string, string>): Record<string, string[]> {
   return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]]));
 }
 

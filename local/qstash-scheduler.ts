@@ -20,7 +20,6 @@ import {
   callbackMessage,
   type DlqEntry,
   dlqEntry,
-  messageView,
   type Outcome,
   parseRetryAfter,
   type QStashMessage,
@@ -184,15 +183,10 @@ export function createScheduler(options: SchedulerOptions) {
       notifyIdle();
       return true;
     },
-    get: (messageId: string) => {
-      const msg = messages.get(messageId);
-      return msg ? messageView(msg) : undefined;
-    },
     messageIds: () => [...messages.keys()],
     pending,
     inFlight: () => inFlight,
     dlq: () => [...dlq.values()],
-    deleteDlq: (dlqId: string) => dlq.delete(dlqId),
     faults: (): Faults => ({ ...faults }),
     setFaults(next: Partial<Faults>): void {
       Object.assign(faults, next);

@@ -1,23 +1,20 @@
 /**
- * A local stand-in for QStash, compatible with `@upstash/qstash` 2.12's `Client` (read from its
- * `client.ts`, `messages.ts`, `dlq.ts`, `utils.ts`); deliveries verify with its `Receiver`.
+ * A local stand-in for QStash, compatible with `@upstash/qstash` 2.12's `Client` for what the engine calls
+ * (`publishJSON`, `batchJSON`; read from its `client.ts`, `utils.ts`); deliveries verify with its
+ * `Receiver`. Routed with Hono:
  *
  * - `POST /v2/publish/<destination URL>` → 201 `{"messageId","url","deduplicated"?}` (headers: see
  *   `qstash-publish.ts`); `POST /v2/batch` with `[{destination, headers, body}]` →
  *   `[{messageId, url, deduplicated?}]`, every entry checked before any is enqueued (one invalid entry:
- *   400 naming it, nothing published, so a retry cannot duplicate the others);
- * - not implemented, and refused with 400 naming the feature rather than ignored (the project uses
- *   neither): queues (`/v2/enqueue/<queue>/…`, a batch entry's `queue`) and flow control
- *   (`Upstash-Flow-Control-Key` / `-Value`);
- * - `GET /v2/messages/:id` (404 once delivered), `DELETE /v2/messages/:id` → `{"cancelled":1}`,
- *   `DELETE /v2/messages?messageIds=…|<filters>&count=n` (no filter: all) → `{"cancelled":n}`;
- * - `GET /v2/dlq?<filters>&count&cursor&order` → `{"messages":[…],"cursor"?}`, `DELETE /v2/dlq/:dlqId`,
- *   `DELETE /v2/dlq?dlqIds=…|<filters>` → `{"deleted":n}` (filters: `qstash-filters.ts`); `GET /v2/keys`;
+ *   400 naming it, nothing published, so a retry cannot duplicate the others; see `qstash-intake.ts`);
+ * - refused with 400 naming the feature rather than ignored (the project uses neither): queues
+ *   (`/v2/enqueue/<queue>/…`, a batch entry's `queue`) and flow control (`Upstash-Flow-Control-Key` /
+ *   `-Value`); every other `/v2/…` endpoint (messages, DLQ, keys, schedules, topics, …) answers 501: the
+ *   engine never calls them (tests read the DLQ and cancel messages in process: `dlq()`, `scheduler`);
  * - `Authorization: Bearer <token>` on everything, 401 otherwise; errors are `{"error": "…"}`;
  * - a deduplication id seen before (server lifetime) is not enqueued again: `deduplicated: true`;
- * - test controls, also over HTTP for the dev stack and benchmarks: `GET /__local/state`,
- *   `POST /__local/pause`, `/__local/resume`, `/__local/faults` (JSON `{duplicateRate, delayJitterMs,
- *   pauseDelivery}`).
+ * - controls for the benchmark, which runs the stack in another process: `GET /__local/state`,
+ *   `POST /__local/pause`, `POST /__local/resume`.
  * Delivery, retries, callbacks and the DLQ: see `qstash-scheduler.ts`.
  *
  * @example
@@ -25,12 +22,14 @@
  * await new Client({ token, baseUrl: qstash.url }).publishJSON({ url, body: { orderId } });
  * await qstash.idle(5_000);
  */
-import { createServer, type IncomingMessage } from "node:http";
-import { bearer, closeServer, errorMessage, listen, readBody, sendJson } from "./http-util";
-import { LOOPBACK } from "./ports";
-import { selectBy } from "./qstash-filters";
-import type { DlqEntry, QStashMessage } from "./qstash-message";
-import { parsePublish } from "./qstash-publish";
+import { type Context, Hono } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { type OnNode, serveOnNode } from "./hono-on-node";
+import { errorMessage } from "./http-util";
+import { createIntake, type Reply, unsupported } from "./qstash-intake";
+import type { DlqEntry } from "./qstash-message";
 import { createScheduler, type DeliveryCounters, type Faults, type Scheduler } from "./qstash-scheduler";
 
 export type QStashServerOptions = {
@@ -71,40 +70,11 @@ export type QStashServer = {
   scheduler: Scheduler;
 };
 
-type Reply = { status: number; body?: unknown };
-type BatchEntry = { destination?: string; headers?: Record<string, string>; body?: string; queue?: string };
-
-const FLOW_CONTROL = ["upstash-flow-control-key", "upstash-flow-control-value"];
-const unsupported = (feature: string): Reply => ({
-  status: 400,
-  body: { error: `${feature} is not supported by the local QStash server` },
-});
+const UNAUTHORIZED = { message: { error: "Unauthorized" } };
 
 export async function startQStashServer(options: QStashServerOptions): Promise<QStashServer> {
-  const maxRetries = options.maxRetries ?? 3;
   const scheduler = createScheduler({ ...options, signingKey: () => options.currentSigningKey });
-  const deduplicated = new Map<string, string>();
-
-  /** A publish request checked, not yet enqueued: the message, or the 400 that refuses it. */
-  const check = (destination: string, headers: Headers, body: Buffer) => {
-    const flow = FLOW_CONTROL.find((h) => headers.has(h));
-    if (flow) return unsupported(`flow control (${flow})`);
-    const parsed = parsePublish({ destination, headers, body, maxRetries });
-    return "error" in parsed ? { status: 400, body: { error: parsed.error } } : parsed;
-  };
-
-  const commit = ({ message, deduplicationId }: { message: QStashMessage; deduplicationId?: string }) => {
-    const earlier = deduplicationId === undefined ? undefined : deduplicated.get(deduplicationId);
-    if (earlier) return { status: 201, body: { messageId: earlier, url: message.url, deduplicated: true } };
-    if (deduplicationId !== undefined) deduplicated.set(deduplicationId, message.messageId);
-    scheduler.enqueue(message);
-    return { status: 201, body: { messageId: message.messageId, url: message.url } };
-  };
-
-  const publish = (destination: string, headers: Headers, body: Buffer): Reply => {
-    const checked = check(destination, headers, body);
-    return "message" in checked ? commit(checked) : checked;
-  };
+  const intake = createIntake(scheduler, options.maxRetries ?? 3);
 
   const state = () => ({
     paused: scheduler.faults().pauseDelivery,
@@ -115,97 +85,53 @@ export async function startQStashServer(options: QStashServerOptions): Promise<Q
     dlq: scheduler.dlq().length,
   });
 
-  const handle = async (req: IncomingMessage): Promise<Reply> => {
-    if (bearer(req) !== options.token) return { status: 401, body: { error: "Unauthorized" } };
-    const raw = req.url ?? "/";
-    const url = new URL(raw, "http://local");
-    const route = `${req.method} ${url.pathname}`;
-    const body = await readBody(req);
-    if (/^\/v2\/enqueue\//.test(raw)) return unsupported("queues (/v2/enqueue)");
-    const publishPath = /^\/v2\/(publish)\/(.+)$/.exec(raw);
-    if (req.method === "POST" && publishPath?.[2]) {
-      const destination = /^https?%3A/i.test(publishPath[2])
-        ? decodeURIComponent(publishPath[2])
-        : publishPath[2];
-      return publish(destination, new Headers(headersOf(req)), body);
-    }
-    if (route === "POST /v2/batch") {
-      const entries: unknown = JSON.parse(body.toString("utf8") || "null");
-      if (!Array.isArray(entries)) return { status: 400, body: { error: "expected an array of messages" } };
-      const checked = entries.map((e: BatchEntry, i) => {
-        if (e.queue !== undefined) return { index: i, refused: unsupported("queues (batch entry queue)") };
-        const one = check(
-          e.destination ?? "",
-          new Headers(e.headers ?? {}),
-          Buffer.from(e.body ?? "", "utf8"),
-        );
-        return "message" in one ? one : { index: i, refused: one };
-      });
-      const refused = checked.find((c) => "refused" in c);
-      if (refused && "refused" in refused) {
-        const error = (refused.refused.body as { error: string }).error;
-        return { status: 400, body: { error: `batch entry ${refused.index}: ${error}` } };
-      }
-      return { status: 201, body: checked.map((c) => ("message" in c ? commit(c).body : null)) };
-    }
-    const [, resource, id] = /^\/v2\/(messages|dlq)(?:\/([^/]+))?$/.exec(url.pathname) ?? [];
-    if (resource === "messages" && id && req.method === "GET") {
-      const view = scheduler.get(id);
-      return view ? { status: 200, body: view } : { status: 404, body: { error: "message not found" } };
-    }
-    if (resource === "messages" && req.method === "DELETE") {
-      const pending = scheduler
-        .messageIds()
-        .map((m) => scheduler.get(m))
-        .filter((m): m is Record<string, unknown> => m !== undefined);
-      const picked = selectBy(url, pending, { idParam: "messageIds", idOf: (m) => String(m.messageId) });
-      if (!id && "error" in picked) return { status: 400, body: { error: picked.error } };
-      const ids = id ? [id] : "items" in picked ? picked.items.map((m) => String(m.messageId)) : [];
-      const cancelled = ids.filter((m) => scheduler.cancel(m)).length;
-      if (id && cancelled === 0) return { status: 404, body: { error: "message not found" } };
-      return { status: 200, body: { cancelled } };
-    }
-    const dlqIdOf = (m: DlqEntry) => m.dlqId;
-    if (resource === "dlq" && !id && req.method === "GET") {
-      const picked = selectBy(url, scheduler.dlq(), { idParam: "dlqIds", idOf: dlqIdOf, maxCount: 100 });
-      if ("error" in picked) return { status: 400, body: { error: picked.error } };
-      return {
-        status: 200,
-        body: { messages: picked.items, ...(picked.cursor ? { cursor: picked.cursor } : {}) },
-      };
-    }
-    if (resource === "dlq" && req.method === "DELETE") {
-      const picked = selectBy(url, scheduler.dlq(), { idParam: "dlqIds", idOf: dlqIdOf });
-      if (!id && "error" in picked) return { status: 400, body: { error: picked.error } };
-      const ids = id ? [id] : "items" in picked ? picked.items.map(dlqIdOf) : [];
-      const deleted = ids.filter((d) => scheduler.deleteDlq(d)).length;
-      if (id) return deleted ? { status: 200 } : { status: 404, body: { error: "dlq message not found" } };
-      return { status: 200, body: { deleted } };
-    }
-    if (route === "GET /v2/keys") {
-      return { status: 200, body: { current: options.currentSigningKey, next: options.nextSigningKey } };
-    }
-    if (route === "GET /__local/state") return { status: 200, body: state() };
-    if (route === "POST /__local/pause") scheduler.setFaults({ pauseDelivery: true });
-    else if (route === "POST /__local/resume") scheduler.setFaults({ pauseDelivery: false });
-    else if (route === "POST /__local/faults")
-      scheduler.setFaults(faultsFrom(JSON.parse(body.toString() || "{}")));
-    else return { status: 404, body: { error: `no route ${route}` } };
-    return { status: 200, body: state() };
-  };
+  const app = new Hono<OnNode>({ strict: false })
+    .use(
+      bearerAuth({
+        verifyToken: (token) => token === options.token,
+        noAuthenticationHeader: UNAUTHORIZED,
+        invalidToken: UNAUTHORIZED,
+      }),
+    )
+    .post("/v2/publish/*", async (c) => {
+      const raw = c.req.url.slice(c.req.url.indexOf("/v2/publish/") + "/v2/publish/".length);
+      const destination = /^https?%3A/i.test(raw) ? decodeURIComponent(raw) : raw;
+      const body = Buffer.from(await c.req.arrayBuffer());
+      return send(c, intake.publish(destination, c.req.raw.headers, body));
+    })
+    .post("/v2/batch", async (c) => send(c, intake.batch(JSON.parse((await c.req.text()) || "null"))))
+    .all("/v2/enqueue/*", (c) => send(c, unsupported("queues (/v2/enqueue)")))
+    .get("/__local/state", (c) => c.json(state()))
+    .post("/__local/pause", (c) => {
+      scheduler.setFaults({ pauseDelivery: true });
+      return c.json(state());
+    })
+    .post("/__local/resume", (c) => {
+      scheduler.setFaults({ pauseDelivery: false });
+      return c.json(state());
+    })
+    .all("/v2/*", (c) =>
+      send(c, {
+        status: 501,
+        body: {
+          error: `${c.req.method} ${c.req.path} is not implemented by the local QStash server (it serves publish and batch)`,
+        },
+      }),
+    )
+    .notFound((c) => send(c, { status: 404, body: { error: `no route ${c.req.method} ${c.req.path}` } }))
+    .onError((error, c) =>
+      error instanceof HTTPException
+        ? error.getResponse()
+        : send(c, { status: 400, body: { error: errorMessage(error) } }),
+    );
 
-  const server = createServer((req, res) => {
-    handle(req)
-      .catch((error: unknown) => ({ status: 400, body: { error: errorMessage(error) } }))
-      .then((reply) => sendJson(res, reply.status, reply.body));
-  });
-  const port = await listen(server, options.port);
+  const server = await serveOnNode(app, { port: options.port });
   return {
-    url: `http://${LOOPBACK}:${port}`,
-    port,
+    url: server.url,
+    port: server.port,
     async close() {
       scheduler.close();
-      await closeServer(server);
+      await server.close();
     },
     pause: () => scheduler.setFaults({ pauseDelivery: true }),
     resume: () => scheduler.setFaults({ pauseDelivery: false }),
@@ -219,19 +145,6 @@ export async function startQStashServer(options: QStashServerOptions): Promise<Q
   };
 }
 
-function headersOf(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return out;
-}
-
-function faultsFrom(input: Record<string, unknown>): Partial<Faults> {
-  const faults: Partial<Faults> = {};
-  if (typeof input.duplicateRate === "number")
-    faults.duplicateRate = Math.min(1, Math.max(0, input.duplicateRate));
-  if (typeof input.delayJitterMs === "number") faults.delayJitterMs = Math.max(0, input.delayJitterMs);
-  if (typeof input.pauseDelivery === "boolean") faults.pauseDelivery = input.pauseDelivery;
-  return faults;
+function send(c: Context, { status, body }: Reply) {
+  return c.json(body as object, status as ContentfulStatusCode);
 }

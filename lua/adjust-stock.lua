@@ -19,6 +19,9 @@
     {3, remaining, stock, epoch, 0}      BELOW_RESERVED (delta would take remaining below zero; nothing changed)
     {4, 0, 0, 0, 0}                      NOT_INITIALISED (no meta hash with an "epoch": lost or partial)
     {5, remaining, stock, epoch, delta}  ID_REUSED (same id applied with another delta, returned; nothing changed)
+
+  Ledger entry written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+    "a:<adjustmentId>"  {type = "adjust", adjustmentId, delta, before, after, at, epoch}
 ]]
 local delta = tonumber(ARGV[3])
 local epoch = tonumber(redis.call("HGET", KEYS[1], "epoch") or "0")

@@ -21,6 +21,10 @@
                              the drift and pauses the sale)
     {3, 0, 0}                NOT_INITIALISED (nothing changed; try again after the rebuild)
     {4, 0, 0}                OTHER_EPOCH (nothing changed; try again)
+
+  Ledger entry written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+    "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, epoch,
+                   late = true} (no expiresAt: the order's payment window is Postgres's)
 ]]
 if redis.call("EXISTS", KEYS[1]) == 0 then
   return {3, 0, 0}

@@ -32,6 +32,12 @@
 
   Returns {1, orderId, document, ...} REBUILT (each queued order kept, with its document), or
   {2, currentEpoch} STALE (a newer rebuild is already in place; nothing changed).
+
+  Ledger entries written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+  those of ARGV[4] (rebuilt = true, encoded by src/sale/rebuild-sale.ts), the kept "x:" entries
+  unchanged, and per kept queued order its old reservation entry or, without one,
+    "r:<orderId>"  {type = "reserve", orderId, userId, quantity, at, expiresAt, epoch, kept = true}
+                   (from its queued document; at = the document's createdAt)
 ]]
 local meta = cjson.decode(ARGV[1])
 local current = tonumber(redis.call("HGET", KEYS[1], "epoch") or "0")

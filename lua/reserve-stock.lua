@@ -22,7 +22,8 @@
                      epoch (Redis generation, see rebuild-sale.lua), recoveringUntil (ms; paused until then)
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON); "x:<orderId>" read only
+  KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON); "x:<orderId>" -> restore entry
+                     (read; written by a re-run's refusal)
   KEYS[5]  orders    hash: orderId -> queued order document (JSON)
   KEYS[6]  outbox    zset: orderId -> time (ms) the order was reserved
   KEYS[7]  idem      string: the first answer for (user, Idempotency-Key); unused when ARGV[5] == "0"
@@ -67,6 +68,12 @@
                                                      the sale now)
     {11}                                             VOIDED: this order id was voided (or is final);
                                                      nothing reserved, nothing stored as an answer
+
+  Ledger entries written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+    "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, expiresAt, epoch};
+                   a keyed replay that returns the reservation adds claimed = true
+    "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void",
+                   counted = false} (before = after = remaining): a re-run's refusal
 ]]
 local now = tonumber(ARGV[1])
 local orderId = ARGV[2]

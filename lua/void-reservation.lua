@@ -38,6 +38,10 @@
     {3, ""}     NOT_INITIALISED: nothing changed (try again once the sale is rebuilt)
     {4, ""}     NOT_RESERVED: nothing was reserved; the tombstone is written
     {5, entry}  CLAIMED: the shopper holds this order; nothing changed
+
+  Ledger entry written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+    "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void"}, with
+                   counted = false (before = after) for the tombstone of an order id never reserved
 ]]
 local orderId = ARGV[2]
 local now = tonumber(ARGV[1])

@@ -2,9 +2,13 @@ import type { Context, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { apiRouter } from "./api/api-router";
 import { openApiDocument } from "./api/document";
+import { configOf } from "./context";
 import { ApiError, renderError, toApiError } from "./errors";
+import { adminAuth } from "./middleware/admin-auth";
 import { adminRoutes } from "./routes/admin";
 import { adminEventRoutes } from "./routes/admin-events";
+import { adminReportRoutes } from "./routes/admin-reports";
+import { adminStockRoutes } from "./routes/admin-stock";
 import { buyRoutes } from "./routes/buy";
 import { devRoutes } from "./routes/dev";
 import { orderEventRoutes, saleEventRoutes } from "./routes/events";
@@ -51,6 +55,8 @@ export function createApp(platform: Platform) {
     c.set("clientIp", platform.clientIp(c));
     await next();
   });
+  // every operator route, known or not: the token is checked before any body or input is read
+  app.use("/api/admin/*", adminAuth({ token: (c) => configOf(c).ADMIN_TOKEN }));
   app.route("/api/health", healthRoutes);
   app.route("/api/sales", saleEventRoutes);
   app.route("/api/sales", saleRoutes);
@@ -59,6 +65,8 @@ export function createApp(platform: Platform) {
   app.route("/api/orders", orderRoutes);
   app.route("/api/admin", adminEventRoutes);
   app.route("/api/admin", adminRoutes);
+  app.route("/api/admin", adminStockRoutes);
+  app.route("/api/admin", adminReportRoutes);
   app.route("/api/jobs", jobRoutes);
   app.route("/api/dev", devRoutes);
   app.notFound((c) => renderError(c, new ApiError("NOT_FOUND", "No such route.")));

@@ -3,6 +3,13 @@ import { withDb } from "../db/client";
 import { withRedis } from "../redis";
 import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
+import {
+  type LedgerEntry,
+  ledgerField,
+  ledgerFieldOf,
+  parseLedgerEntry,
+  reservedOrder,
+} from "../sale/ledger-entry";
 import { setSalePausedInDb } from "../sale/sale-repository";
 import { setSalePaused } from "../sale/sale-store";
 import { type AppliedAdjustment, recordAppliedAdjustments } from "../sale/stock-adjustment";
@@ -10,18 +17,6 @@ import type { Deps } from "../services";
 import { enqueueOrders } from "./enqueue-order";
 import type { QueuedOrder } from "./order-view";
 import { type SaleStats, saleStats } from "./sale-stats";
-
-type LedgerEntry = {
-  epoch?: number;
-  type: string;
-  orderId?: string;
-  userId?: string;
-  quantity?: number;
-  at?: number;
-  expiresAt?: number;
-  adjustmentId?: string;
-  delta?: number;
-};
 
 const DRIFT_RECHECK_MS = 1_000;
 const PUBLISH_CHUNK = 50;
@@ -59,12 +54,9 @@ export async function reconcileSale(
   graceMs: number,
 ): Promise<ReconcileReport> {
   const keys = saleKeys(saleId);
-  const raw = toRecord(await withRedis(() => deps.redis.hgetall(keys.ledger)));
-  const ledger = Object.entries(raw ?? {}).map(([field, json]) => ({
-    field,
-    entry: JSON.parse(json) as LedgerEntry,
-  }));
-  const reservations = ledger.filter((l) => l.field.startsWith("r:"));
+  const raw = Object.values(toRecord(await withRedis(() => deps.redis.hgetall(keys.ledger))) ?? {});
+  const ledger = raw.map(parseLedgerEntry).filter((e): e is LedgerEntry => e !== null);
+  const reservations = ledger.filter((e) => e.type === "reserve");
 
   const result = await withDb(() =>
     deps.db.execute<{
@@ -89,25 +81,16 @@ export async function reconcileSale(
   const lost: QueuedOrder[] = [];
   const mismatched: ReconcileReport["mismatched"] = [];
   const trim: string[] = [];
-  for (const { field, entry } of reservations) {
-    const orderId = field.slice(2);
+  for (const entry of reservations) {
+    const { orderId } = entry;
     const row = rows.get(orderId);
     if (!row) {
-      if (deps.now - Number(entry.at ?? 0) < graceMs) continue;
-      const order: QueuedOrder = {
-        orderId,
-        saleId,
-        userId: String(entry.userId),
-        quantity: Number(entry.quantity),
-        createdAt: Number(entry.at),
-        expiresAt: Number(entry.expiresAt),
-        epoch: Number(entry.epoch ?? 1),
-      };
-      lost.push(order);
+      if (deps.now - entry.at < graceMs) continue;
+      lost.push(reservedOrder(saleId, entry));
       republished.push(orderId);
       continue;
     }
-    if (row.user_id !== entry.userId || Number(row.quantity) !== Number(entry.quantity)) {
+    if (row.user_id !== entry.userId || Number(row.quantity) !== entry.quantity) {
       mismatched.push({
         orderId,
         ledger: { userId: entry.userId, quantity: entry.quantity },
@@ -120,26 +103,26 @@ export async function reconcileSale(
       (row.status === "paid" || row.restored_at !== null) &&
       (row.trimmable === true || String(row.trimmable) === "t");
     if (finished) {
-      trim.push(field);
-      if (row.restored_at !== null) trim.push(`x:${orderId}`);
+      trim.push(ledgerFieldOf(entry));
+      if (row.restored_at !== null) trim.push(ledgerField("restore", orderId));
     }
   }
   const unrecorded: AppliedAdjustment[] = [];
-  for (const { field, entry } of ledger) {
-    if (!field.startsWith("a:") || !entry.adjustmentId) continue;
+  for (const entry of ledger) {
+    if (entry.type !== "adjust") continue;
     // kept a day after it is recorded, like a reservation: a retry still under way finds it applied
-    const old = deps.now - Number(entry.at ?? 0) > deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
+    const old = deps.now - entry.at > deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
     if (!recordedAdjustments.has(entry.adjustmentId)) {
       const { adjustmentId: id, delta, epoch } = entry;
-      if (delta !== undefined && epoch !== undefined) unrecorded.push({ id, delta, epoch });
-    } else if (old) trim.push(field);
+      if (epoch !== undefined) unrecorded.push({ id, delta, epoch });
+    } else if (old) trim.push(ledgerFieldOf(entry));
   }
   const completedAdjustments = await recordAppliedAdjustments(deps, saleId, unrecorded);
   for (let i = 0; i < lost.length; i += PUBLISH_CHUNK) {
     const chunk = lost.slice(i, i + PUBLISH_CHUNK);
     await enqueueOrders(deps, chunk, { generation: `r${Math.floor(deps.now / 60_000)}` });
   }
-  const reserved = new Set(reservations.map((r) => r.field.slice(2)));
+  const reserved = new Set(reservations.map((r) => r.orderId));
   const ordersWithoutReservation = result.rows
     .filter((r) => r.status === "awaiting_payment" && !reserved.has(r.id))
     .map((r) => r.id);
@@ -162,7 +145,7 @@ export async function reconcileSale(
     await withRedis(() => deps.redis.hdel(keys.ledger, ...trim));
   return {
     saleId,
-    checkedLedgerEntries: ledger.length,
+    checkedLedgerEntries: raw.length,
     republished,
     recordedAdjustments: completedAdjustments,
     ordersWithoutReservation,

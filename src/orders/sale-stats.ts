@@ -3,6 +3,7 @@ import { withDb } from "../db/client";
 import { withRedis } from "../redis";
 import { toRecord } from "../redis-reply";
 import { saleKeys } from "../sale/keys";
+import { parseLedgerField } from "../sale/ledger-entry";
 import type { Deps } from "../services";
 import { parseQueuedOrder, type QueuedOrder } from "./order-view";
 
@@ -54,10 +55,9 @@ async function readRedisSide(redis: Deps["redis"], saleId: string): Promise<Redi
       .hgetall(keys.holdings)
       .exec<[string | null, string | null, string[], unknown, unknown]>(),
   );
-  const restored = new Set(fields.filter((f) => f.startsWith("x:")).map((f) => f.slice(2)));
-  const counted = fields
-    .filter((f) => f.startsWith("r:") && !restored.has(f.slice(2)))
-    .map((f) => f.slice(2));
+  const kinds = fields.map(parseLedgerField);
+  const restored = new Set(kinds.flatMap((k) => (k?.type === "restore" ? [k.id] : [])));
+  const counted = kinds.flatMap((k) => (k?.type === "reserve" && !restored.has(k.id) ? [k.id] : []));
   const queued = Object.values(toRecord(orders) ?? {})
     .map((json) => parseQueuedOrder(saleId, json))
     .filter((o): o is QueuedOrder => o !== null);

@@ -1,7 +1,9 @@
-import { Hono } from "hono";
-import { type AppEnv, configOf, deps } from "../context";
+import { createRoute, z } from "@hono/zod-openapi";
+import { apiRouter, OPERATOR } from "../api/api-router";
+import { errorResponses } from "../api/error-responses";
+import { saleIdParam } from "../api/sale-schemas";
+import { deps } from "../context";
 import { ApiError } from "../errors";
-import { adminAuth } from "../middleware/admin-auth";
 import { figuresFrame, readFigureFrames, readSaleFigures, statsFeed } from "../realtime/stats-feed";
 import { readSale } from "../sale/sale-store";
 import { eventStream, holding, slotFor } from "./events";
@@ -9,31 +11,79 @@ import { eventStream, holding, slotFor } from "./events";
 /** The operator's figures are read at most once a second per isolate, however many pages watch. */
 const FIGURES_MAX_AGE_MS = 1_000;
 
+const EXAMPLE = `event: stats
+id: 1795000000000
+data: {"stock":1000,"remaining":880,"queued":3,"awaitingPayment":40,"paid":70,"expired":5,"cancelled":2,"ordersInDb":117,"ledgerEntries":125,"liveUnits":120,"pendingRestoreUnits":0,"usersOverLimit":0,"invariantHolds":true,"invariantBreaks":[]}
+
+event: timeline
+id: 1795000000001
+data: {"points":[{"second":1795000000,"counts":{"reserved":12,"soldOut":3}}],"serverTime":"2026-11-19T08:26:40.000Z"}
+
+: ping
+
+`;
+
+const operatorEvents = createRoute({
+  method: "get",
+  path: "/sales/{saleId}/events",
+  tags: ["Realtime"],
+  security: OPERATOR,
+  summary: "A sale's figures as they change (Server-Sent Events)",
+  description: `A \`text/event-stream\` for the operator page. \`event: stats\` carries the body of \`GET /api/admin/sales/{saleId}/stats\` (SaleStats) and \`event: timeline\` the body of \`GET /api/admin/sales/{saleId}/timeline\` (Timeline): both at once on connect, then each whenever it changes (read at most once a second, shared by every operator page this server streams to). Every event has an increasing \`id:\`; a \`: ping\` comment comes after 10 s without events (REALTIME_PING_MS). A client reconnecting with \`Last-Event-ID\` gets the current state first, with ids above it. It needs the operator token in a header, so pages read it with \`fetch\` rather than \`EventSource\`. Errors (401, 404, 503 when this server streams too many) come as JSON before the stream starts.`,
+  request: {
+    params: saleIdParam,
+    headers: z.object({
+      "Last-Event-ID": z
+        .string()
+        .optional()
+        .openapi({
+          param: { name: "Last-Event-ID", in: "header" },
+          description: "The last event id a reconnecting client saw; the new stream's ids are above it.",
+          example: "1795000000001",
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "The stream: `stats` and `timeline` events, `: ping` comments.",
+      headers: { "Cache-Control": { schema: { type: "string" as const, example: "no-store" } } },
+      content: {
+        "text/event-stream": {
+          schema: z.string().openapi({
+            description:
+              "Events `event: stats` / `event: timeline`, each with `id:` and one `data:` line of JSON (SaleStats / Timeline).",
+            example: EXAMPLE,
+          }),
+        },
+      },
+    },
+    ...errorResponses("UNAUTHENTICATED", "UNKNOWN_SALE", "UNAVAILABLE"),
+  },
+});
+
 /**
- * `GET /api/admin/sales/:saleId/events` (operator token): `event: stats` with the body of
- * `GET …/stats` and `event: timeline` with the body of `GET …/timeline`, at once and then whenever
- * they change, read through the isolate's one operator feed (realtime/stats-feed.ts). Counted against
- * `REALTIME_MAX_STREAMS` like the shoppers' streams.
+ * `GET /api/admin/sales/:saleId/events` (operator token, checked by the app for `/api/admin/*`):
+ * `event: stats` and `event: timeline`, at once and then whenever they change, read through the
+ * isolate's one operator feed (realtime/stats-feed.ts). Counted against `REALTIME_MAX_STREAMS` like
+ * the shoppers' streams.
  */
-export const adminEventRoutes = new Hono<AppEnv>()
-  .use("/sales/:saleId/events", adminAuth({ token: (c) => configOf(c).ADMIN_TOKEN }))
-  .get("/sales/:saleId/events", async (c) => {
-    const d = deps(c);
-    const saleId = c.req.param("saleId");
-    const feed = statsFeed(FIGURES_MAX_AGE_MS);
-    const leases = [slotFor(d), feed.watch(saleId, d.now)];
-    const first = await holding(leases, async () => {
-      if (!(await readSale(d.redis, saleId))) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-      if (!feed.getFresh(saleId, d.now))
-        feed.put(saleId, figuresFrame(await readSaleFigures(d, saleId, d.now)), d.now);
-      const frame = feed.get(saleId);
-      if (!frame) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-      return frame;
-    });
-    return eventStream(c, d, leases, {
-      first,
-      current: () => feed.get(saleId) ?? null,
-      refresh: (now) =>
-        feed.due(now) ? feed.refresh(now, (ids) => readFigureFrames(d, ids, Date.now())) : undefined,
-    });
+export const adminEventRoutes = apiRouter().openapi(operatorEvents, async (c) => {
+  const d = deps(c);
+  const { saleId } = c.req.valid("param");
+  const feed = statsFeed(FIGURES_MAX_AGE_MS);
+  const leases = [slotFor(d), feed.watch(saleId, d.now)];
+  const first = await holding(leases, async () => {
+    if (!(await readSale(d.redis, saleId))) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+    if (!feed.getFresh(saleId, d.now))
+      feed.put(saleId, figuresFrame(await readSaleFigures(d, saleId, d.now)), d.now);
+    const frame = feed.get(saleId);
+    if (!frame) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+    return frame;
   });
+  return eventStream(c, d, leases, {
+    first,
+    current: () => feed.get(saleId) ?? null,
+    refresh: (now) =>
+      feed.due(now) ? feed.refresh(now, (ids) => readFigureFrames(d, ids, Date.now())) : undefined,
+  });
+});

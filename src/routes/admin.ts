@@ -1,148 +1,132 @@
-import { Hono } from "hono";
-import { type AppContext, type AppEnv, configOf, deps } from "../context";
-import { ApiError, StoreUnavailableError } from "../errors";
-import { parseJsonObject, readBoundedBody } from "../http/read-body";
-import { newSaleId } from "../ids";
-import { adminAuth } from "../middleware/admin-auth";
-import { listDeadLetters } from "../orders/dead-letters";
-import { reconcileSale } from "../orders/reconcile-sale";
-import { saleStats } from "../orders/sale-stats";
-import { parseIdempotencyKey } from "../sale/buy-request";
-import { registerProductToken } from "../sale/catalog";
-import { productToken } from "../sale/product-token";
-import { rebuildSale } from "../sale/rebuild-sale";
-import { recoverLostSales } from "../sale/recover-sales";
-import { parseSaleDefinition, parseStockDelta } from "../sale/sale-definition";
-import { toSaleView } from "../sale/sale-record";
-import { findSaleByToken, insertSale, setSalePausedInDb } from "../sale/sale-repository";
-import { preheatSale, readAllSales, readSale, setSalePaused } from "../sale/sale-store";
-import { applyStockAdjustment } from "../sale/stock-adjustment";
-import { readTimeline } from "../sale/timeline";
+import { createRoute } from "@hono/zod-openapi";
+import {
+  MAX_ADMIN_BODY_BYTES,
+  operatorSaleListSchema,
+  operatorSaleSchema,
+  saleDefinitionSchema,
+} from "../api/admin-schemas";
+import { apiRouter, json, OPERATOR } from "../api/api-router";
+import { errorResponses } from "../api/error-responses";
+import { jsonBody } from "../api/json-body";
+import { saleIdParam } from "../api/sale-schemas";
+import { type Deps, deps } from "../context";
+import { ApiError } from "../errors";
+import { type CreateSaleOutcome, createSale } from "../sale/create-sale";
+import { type OperatorSaleView, type SaleRecord, toSaleView } from "../sale/sale-record";
+import { setSalePausedInDb } from "../sale/sale-repository";
+import { readAllSales, readSale, setSalePaused } from "../sale/sale-store";
 import { forgetSaleList } from "./sales";
 
-const MAX_ADMIN_BODY_BYTES = 16 * 1024;
+const operatorRoute = { tags: ["Operator"], security: OPERATOR };
+const sale = (description: string) => json(description, operatorSaleSchema);
 
-async function jsonBody(c: AppContext): Promise<Record<string, unknown>> {
-  return parseJsonObject(await readBoundedBody(c.req.raw, MAX_ADMIN_BODY_BYTES));
-}
+const listSales = createRoute({
+  ...operatorRoute,
+  method: "get",
+  path: "/sales",
+  summary: "Every sale",
+  description: "All sales in Redis (ended ones included), with their product tokens.",
+  responses: {
+    200: json("The sales.", operatorSaleListSchema),
+    ...errorResponses("UNAUTHENTICATED", "UNAVAILABLE"),
+  },
+});
 
-async function existingSale(c: AppContext) {
-  const { redis } = deps(c);
-  const sale = await readSale(redis, c.req.param("saleId") ?? "");
-  if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-  return sale;
-}
+export const createSaleRoute = createRoute({
+  ...operatorRoute,
+  method: "post",
+  path: "/sales",
+  summary: "Create a sale",
+  description:
+    "Writes the sale to Postgres, then preheats Redis and the product-token catalog. A product has one sale (409 CONFLICT names it in `saleId`). A 400 names each bad field in `fields`. The body (at most 16 KiB) is read as JSON whatever its Content-Type.",
+  middleware: [jsonBody({ maxBytes: MAX_ADMIN_BODY_BYTES })] as const,
+  request: { body: { required: true, content: { "application/json": { schema: saleDefinitionSchema } } } },
+  responses: {
+    201: sale("The new sale, with the product token shoppers buy with."),
+    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "CONFLICT", "UNAVAILABLE"),
+  },
+});
 
-async function pauseRoute(c: AppContext, paused: boolean) {
-  const d = deps(c);
-  const sale = await existingSale(c);
-  await setSalePausedInDb(d.db, sale.saleId, paused);
-  await setSalePaused(d.redis, sale.saleId, paused);
-  forgetSaleList();
-  return c.json(toSaleView({ ...sale, paused }, d.now, "operator"));
-}
+const getSale = createRoute({
+  ...operatorRoute,
+  method: "get",
+  path: "/sales/{saleId}",
+  summary: "One sale",
+  request: { params: saleIdParam },
+  responses: { 200: sale("The sale."), ...errorResponses("UNAUTHENTICATED", "UNKNOWN_SALE", "UNAVAILABLE") },
+});
 
-/** Operator routes, all behind `Authorization: Bearer <ADMIN_TOKEN>`. */
-export const adminRoutes = new Hono<AppEnv>()
-  .use(adminAuth({ token: (c) => configOf(c).ADMIN_TOKEN }))
-  .get("/sales", async (c) => {
-    const { redis, now } = deps(c);
-    const sales = await readAllSales(redis);
-    return c.json({
-      sales: sales.map((s) => toSaleView(s, now, "operator")),
-      serverTime: new Date(now).toISOString(),
-    });
-  })
-  .post("/sales", async (c) => {
-    const d = deps(c);
-    const def = parseSaleDefinition(await jsonBody(c));
-    const token = await productToken(d.config.PRODUCT_TOKEN_SECRET, def.productId);
-    const record = {
-      saleId: newSaleId(),
-      productId: def.productId,
-      name: def.name,
-      priceCents: def.priceCents,
-      perUserLimit: def.perUserLimit,
-      startsAt: def.startsAt,
-      endsAt: def.endsAt,
-      paused: false,
-      paymentWindowMs: def.paymentWindowSeconds * 1000,
-      stock: def.stock,
-      initialStock: def.stock,
-      productToken: token,
-    };
-    if (!(await insertSale(d.db, record))) {
-      const existing = await findSaleByToken(d.db, token);
-      await recoverLostSales(d);
-      throw new ApiError("CONFLICT", "This product already has a sale; use another productId.", {
-        details: { saleId: existing?.id ?? null },
+const pauseRoute = (action: "pause" | "resume") =>
+  createRoute({
+    ...operatorRoute,
+    method: "post",
+    path: `/sales/{saleId}/${action}`,
+    summary: action === "pause" ? "Pause a sale" : "Resume a paused sale",
+    description:
+      action === "pause"
+        ? "Buying is refused with 409 SALE_PAUSED until the sale is resumed; orders already made go on."
+        : "Buying opens again (within the sale's window).",
+    request: { params: saleIdParam },
+    responses: {
+      200: sale(action === "pause" ? "The sale, paused." : "The sale, resumed."),
+      ...errorResponses("UNAUTHENTICATED", "UNKNOWN_SALE", "UNAVAILABLE"),
+    },
+  });
+
+type Refusal = { kind: "unknown_sale" } | Extract<CreateSaleOutcome, { kind: "product_taken" }>;
+
+/** The one table from a refused request on the operator's sales to the contract's error. */
+function refusal(r: Refusal): ApiError {
+  switch (r.kind) {
+    case "unknown_sale":
+      return new ApiError("UNKNOWN_SALE", "No such sale.");
+    case "product_taken":
+      return new ApiError("CONFLICT", "This product already has a sale; use another productId.", {
+        details: { saleId: r.saleId },
       });
-    }
-    await preheatSale(d.redis, record);
-    await registerProductToken(d.redis, record.saleId, token);
+  }
+}
+
+/** The sale Redis holds, or 404 UNKNOWN_SALE (for every operator route on one sale). */
+export async function existingSale(d: Deps, saleId: string): Promise<SaleRecord> {
+  const found = await readSale(d.redis, saleId);
+  if (!found) throw refusal({ kind: "unknown_sale" });
+  return found;
+}
+
+async function setPaused(d: Deps, saleId: string, paused: boolean): Promise<OperatorSaleView> {
+  const found = await existingSale(d, saleId);
+  await setSalePausedInDb(d.db, found.saleId, paused);
+  await setSalePaused(d.redis, found.saleId, paused);
+  forgetSaleList();
+  return toSaleView({ ...found, paused }, d.now, "operator");
+}
+
+/**
+ * The operator's sales: list, create, read, pause and resume (stock: admin-stock.ts). Mounted at
+ * `/api/admin`, behind the operator token (checked by the app for all of `/api/admin/*`, before any
+ * body is read). Operator responses always carry the product token.
+ */
+export const adminRoutes = apiRouter()
+  .openapi(listSales, async (c) => {
+    const { redis, now } = deps(c);
+    const sales = (await readAllSales(redis)).map((s) => toSaleView(s, now, "operator"));
+    return c.json({ sales, serverTime: new Date(now).toISOString() }, 200);
+  })
+  .openapi(createSaleRoute, async (c) => {
+    const d = deps(c);
+    const outcome = await createSale(d, c.req.valid("json"));
+    if (outcome.kind !== "created") throw refusal(outcome);
     forgetSaleList();
-    return c.json(toSaleView({ ...record, remaining: record.stock }, d.now, "operator"), 201);
+    return c.json(toSaleView(outcome.sale, d.now, "operator"), 201);
   })
-  .get("/sales/:saleId", async (c) => c.json(toSaleView(await existingSale(c), deps(c).now, "operator")))
-  .get("/sales/:saleId/stats", async (c) => {
-    const sale = await existingSale(c);
-    return c.json(await saleStats(deps(c), sale.saleId));
-  })
-  .get("/sales/:saleId/timeline", async (c) => {
-    const sale = await existingSale(c);
+  .openapi(getSale, async (c) => {
     const d = deps(c);
-    return c.json(await readTimeline(d.redis, sale.saleId, d.now));
+    return c.json(toSaleView(await existingSale(d, c.req.valid("param").saleId), d.now, "operator"), 200);
   })
-  .post("/sales/:saleId/reconcile", async (c) => {
-    const sale = await existingSale(c);
-    const d = deps(c);
-    const report = await reconcileSale(d, sale.saleId, d.config.OUTBOX_GRACE_SECONDS * 1000);
-    if (report.paused) forgetSaleList();
-    return c.json(report);
-  })
-  .post("/sales/:saleId/rebuild", async (c) => {
-    const d = deps(c);
-    const report = await rebuildSale(d, c.req.param("saleId"), d.config.RECOVERY_QUIET_SECONDS);
-    if (!report) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    forgetSaleList();
-    return c.json(report);
-  })
-  .post("/sales/:saleId/pause", (c) => pauseRoute(c, true))
-  .post("/sales/:saleId/resume", (c) => pauseRoute(c, false))
-  .post("/sales/:saleId/stock", async (c) => {
-    const d = deps(c);
-    const delta = parseStockDelta(await jsonBody(c));
-    const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
-    const sale = await existingSale(c);
-    const outcome = await applyStockAdjustment(d, sale, { delta, idempotencyKey }).catch((error) => {
-      if (idempotencyKey !== null || !(error instanceof StoreUnavailableError)) throw error;
-      throw new ApiError(
-        "UNAVAILABLE",
-        "A store is temporarily unavailable; the adjustment may have been applied (the reconciliation then records it). Send it with an Idempotency-Key to retry it safely.",
-        { retryAfterSeconds: 2 },
-      );
-    });
-    if (outcome.kind === "below_reserved") {
-      throw new ApiError(
-        "CONFLICT",
-        `Stock cannot go below what is reserved: at most ${outcome.remaining} can be removed.`,
-        {
-          details: { remaining: outcome.remaining },
-        },
-      );
-    }
-    if (outcome.kind === "key_reused") {
-      throw new ApiError(
-        "CONFLICT",
-        `This Idempotency-Key was already used for an adjustment of ${outcome.appliedDelta}; use a new key.`,
-        { details: { appliedDelta: outcome.appliedDelta } },
-      );
-    }
-    if (outcome.kind === "not_initialised" || outcome.kind === "rebuilding")
-      throw new ApiError("UNAVAILABLE", "The sale is being restored.", { retryAfterSeconds: 2 });
-    forgetSaleList();
-    return c.json(
-      toSaleView({ ...sale, remaining: outcome.remaining, stock: outcome.stock }, d.now, "operator"),
-    );
-  })
-  .get("/dead-letters", async (c) => c.json({ deadLetters: await listDeadLetters(deps(c).db, 100) }));
+  .openapi(pauseRoute("pause"), async (c) =>
+    c.json(await setPaused(deps(c), c.req.valid("param").saleId, true), 200),
+  )
+  .openapi(pauseRoute("resume"), async (c) =>
+    c.json(await setPaused(deps(c), c.req.valid("param").saleId, false), 200),
+  );

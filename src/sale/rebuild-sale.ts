@@ -5,6 +5,7 @@ import { withRedis } from "../redis";
 import type { Deps } from "../services";
 import { registerProductToken } from "./catalog";
 import { saleKeys } from "./keys";
+import { encodeLedgerEntry, ledgerFieldOf, type ReservationEntry } from "./ledger-entry";
 import { settleKeptOrders } from "./rebuild-followup";
 import { toMetaFields } from "./sale-record";
 import { runScript, type ScriptReply } from "./scripts";
@@ -88,7 +89,7 @@ export async function rebuildSale(
   const ledger: Record<string, string> = {};
   for (const o of orders) {
     holdings[o.user_id] = (holdings[o.user_id] ?? 0) + o.quantity;
-    ledger[`r:${o.id}`] = JSON.stringify({
+    const entry: ReservationEntry = {
       type: "reserve",
       orderId: o.id,
       userId: o.user_id,
@@ -97,7 +98,8 @@ export async function rebuildSale(
       expiresAt: ms(o.expires_at),
       epoch: sale.epoch,
       rebuilt: true,
-    });
+    };
+    ledger[ledgerFieldOf(entry)] = encodeLedgerEntry(entry);
   }
   const meta = {
     ...toMetaFields({

@@ -3,6 +3,7 @@ import { withDb } from "../db/client";
 import { withRedis } from "../redis";
 import { catalogKeys, saleKeys } from "./keys";
 import { type RebuildDeps, type RebuildReport, rebuildSale } from "./rebuild-sale";
+import { runScript } from "./scripts";
 
 const LOCK_KEY = "recovery:lock";
 const LOCK_MS = 30_000;
@@ -79,7 +80,6 @@ export async function recoverLostSales(
     if (failure !== null) throw failure;
     return reports;
   } finally {
-    if ((await deps.redis.get(LOCK_KEY).catch(() => null)) === token)
-      await deps.redis.del(LOCK_KEY).catch(() => 0);
+    await runScript(deps.redis, "releaseLock", [LOCK_KEY], [token]).catch(() => 0);
   }
 }

@@ -36,6 +36,9 @@ export type SaleView = {
   productToken?: string;
 };
 
+/** The `Sale` operators see: the product token always present. */
+export type OperatorSaleView = SaleView & { productToken: string };
+
 /** Status from the window, the pause flag and the stock, in that order. */
 export function saleStatus(sale: SaleRecord, now: number): SaleStatus {
   if (now >= sale.endsAt) return "ended";
@@ -49,6 +52,8 @@ export function saleStatus(sale: SaleRecord, now: number): SaleStatus {
  * Renders a sale. Shoppers see the product token only while the sale is live (the purchase URL is not
  * known before it opens); operators always see it.
  */
+export function toSaleView(sale: SaleRecord, now: number, audience: "operator"): OperatorSaleView;
+export function toSaleView(sale: SaleRecord, now: number, audience: "shopper"): SaleView;
 export function toSaleView(sale: SaleRecord, now: number, audience: "shopper" | "operator"): SaleView {
   const status = saleStatus(sale, now);
   const view: SaleView = {

@@ -2,6 +2,7 @@ import adjustStockLua from "../../lua/adjust-stock.lua";
 import debitStockLua from "../../lua/debit-stock.lua";
 import initSaleLua from "../../lua/init-sale.lua";
 import rebuildSaleLua from "../../lua/rebuild-sale.lua";
+import releaseLockLua from "../../lua/release-lock.lua";
 import reserveStockLua from "../../lua/reserve-stock.lua";
 import restoreStockLua from "../../lua/restore-stock.lua";
 import setSalePausedLua from "../../lua/set-sale-paused.lua";
@@ -19,6 +20,7 @@ export const scriptSources = {
   initSale: initSaleLua,
   debitStock: debitStockLua,
   rebuildSale: rebuildSaleLua,
+  releaseLock: releaseLockLua,
   setSalePaused: setSalePausedLua,
   voidReservation: voidReservationLua,
 } as const;

@@ -11,7 +11,7 @@ export type AdjustmentResult =
   | { kind: "not_initialised" }
   | { kind: "rebuilding" };
 
-/** A ledger entry of an adjustment applied in Redis (adjust-stock.lua). */
+/** An adjustment applied in Redis, as its ledger entry says (AdjustmentEntry, src/sale/ledger-entry.ts). */
 export type AppliedAdjustment = { id: string; delta: number; epoch: number };
 
 /**

@@ -2,6 +2,7 @@ import type { QueuedOrder } from "../orders/order-view";
 import { withRedis } from "../redis";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { saleKeys } from "./keys";
+import { parseLedgerEntry, reservedOrder } from "./ledger-entry";
 import { runScript, type ScriptReply } from "./scripts";
 
 /** A buy attempt the server gave up on: what void-reservation.lua needs to know about it. */
@@ -44,7 +45,8 @@ export async function voidReservation(redis: Redis, req: VoidRequest, now: numbe
       [now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"],
     ),
   );
-  const order = entry ? orderOf(req, String(entry)) : null;
+  const reservation = parseLedgerEntry(entry ? String(entry) : null);
+  const order = reservation?.type === "reserve" ? reservedOrder(req.saleId, reservation) : null;
   switch (Number(code)) {
     case 1:
       if (order) return { kind: "voided", order };
@@ -60,24 +62,4 @@ export async function voidReservation(redis: Redis, req: VoidRequest, now: numbe
       break;
   }
   throw new Error(`void-reservation returned an unexpected reply: ${String(code)}`);
-}
-
-/** The order a reservation entry (reserve-stock.lua's "r:" JSON) describes. */
-function orderOf(req: VoidRequest, json: string): QueuedOrder {
-  const e = JSON.parse(json) as Partial<{
-    userId: string;
-    quantity: number;
-    at: number;
-    expiresAt: number;
-    epoch: number;
-  }>;
-  return {
-    orderId: req.orderId,
-    saleId: req.saleId,
-    userId: String(e.userId ?? req.userId),
-    quantity: Number(e.quantity ?? req.quantity),
-    createdAt: Number(e.at ?? 0),
-    expiresAt: Number(e.expiresAt ?? e.at ?? 0),
-    epoch: Number(e.epoch ?? 1),
-  };
 }

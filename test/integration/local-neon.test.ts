@@ -54,6 +54,75 @@ describe("local Neon HTTP endpoint", () => {
     expect(full.rows).toEqual([[1], [2], [3]]);
   });
 
+  it("answers arrayMode with rows as arrays, as Neon does, through the driver", async () => {
+    const arrays = neon(postgres.databaseUrl, { arrayMode: true });
+    expect(await arrays`SELECT 1 AS a, ${"x"}::text AS a`).toEqual([[1, "x"]]);
+    expect(await sql.query("SELECT 1 AS a, 2 AS a", [], { arrayMode: true })).toEqual([[1, 2]]);
+    expect(await sql.query("SELECT 1 AS a, 2 AS a")).toEqual([{ a: 2 }]);
+    const full = await arrays.query("SELECT n FROM generate_series(1, 2) AS n", [], { fullResults: true });
+    expect([full.rowAsArray, full.rows, full.fields.map((f) => f.name)]).toEqual([true, [[1], [2]], ["n"]]);
+    const mixed = [sql`SELECT 1 AS n`, sql.query("SELECT 2 AS n", [], { arrayMode: true })];
+    const [objects, rows] = await sql.transaction(mixed as never[]);
+    expect([objects, rows]).toEqual([[{ n: 1 }], [[2]]]);
+  });
+
+  it("lets a query's own arrayMode win over the Neon-Array-Mode header, as Neon's proxy does", async () => {
+    const post = async (body: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(endpoint.url, {
+        method: "POST",
+        headers: {
+          "neon-connection-string": postgres.databaseUrl,
+          "neon-raw-text-output": "true",
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+      return [res.status, await res.json()];
+    };
+    const query = "SELECT 1 AS a, NULL::text AS b";
+    expect(await post({ query, params: [] }, { "neon-array-mode": "true" })).toEqual([
+      200,
+      expect.objectContaining({ rows: [["1", null]], rowAsArray: true, rowCount: 1, command: "SELECT" }),
+    ]);
+    expect(await post({ query, params: [], arrayMode: false }, { "neon-array-mode": "true" })).toEqual([
+      200,
+      expect.objectContaining({ rows: [{ a: "1", b: null }], rowAsArray: false }),
+    ]);
+    const batch = await post({
+      queries: [
+        { query, params: [], arrayMode: true },
+        { query, params: [] },
+      ],
+    });
+    expect(batch).toEqual([
+      200,
+      {
+        results: [
+          expect.objectContaining({ rows: [["1", null]], rowAsArray: true }),
+          expect.objectContaining({ rows: [{ a: "1", b: null }], rowAsArray: false }),
+        ],
+      },
+    ]);
+    const [, single] = (await post({ query, params: [] })) as [number, { fields: unknown }];
+    expect(single.fields).toEqual([
+      expect.objectContaining({ name: "a", dataTypeID: 23, format: "text" }),
+      expect.objectContaining({ name: "b", dataTypeID: 25, format: "text" }),
+    ]);
+  });
+
+  it("refuses what it does not implement: typed JSON output (501), other methods (405)", async () => {
+    const typed = await fetch(endpoint.url, {
+      method: "POST",
+      headers: { "neon-connection-string": postgres.databaseUrl },
+      body: JSON.stringify({ query: "SELECT 1 AS one", params: [] }),
+    });
+    expect([typed.status, await typed.json()]).toEqual([
+      501,
+      { message: expect.stringMatching(/Neon-Raw-Text-Output/) },
+    ]);
+    expect((await fetch(endpoint.url)).status).toBe(405);
+  });
+
   it("sends values as Postgres text so the driver parses the types", async () => {
     const when = new Date("2030-01-02T03:04:05.678Z");
     const [row] = await sql`
@@ -132,7 +201,7 @@ describe("local Neon HTTP endpoint", () => {
     const abort = new AbortController();
     const sleeping = fetch(endpoint.url, {
       method: "POST",
-      headers: { "neon-connection-string": postgres.databaseUrl },
+      headers: { "neon-connection-string": postgres.databaseUrl, "neon-raw-text-output": "true" },
       body: JSON.stringify({ query: "SELECT pg_sleep(30) AS abandoned", params: [] }),
       signal: abort.signal,
     }).catch(() => null);

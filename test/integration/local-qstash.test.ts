@@ -1,8 +1,8 @@
 /**
  * The local QStash server driven by the real `@upstash/qstash` Client, delivering to a small HTTP
  * receiver that checks every delivery with the real `Receiver`: signatures, delay and not-before,
- * retries with backoff and Retry-After, failure callback and DLQ, deduplication, cancel, batches and the
- * fault-injection controls.
+ * retries with backoff and Retry-After, failure callback and DLQ, deduplication, cancel, batches, what it
+ * refuses, and the fault-injection controls.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Client, QstashError, Receiver } from "@upstash/qstash";
@@ -158,11 +158,8 @@ describe("local QStash server", () => {
     });
     expect(Buffer.from(payload.body, "base64").toString()).toBe("boom");
     expect(Buffer.from(payload.sourceBody, "base64").toString()).toBe('{"orderId":"o-9"}');
-    const { messages } = await client.dlq.listMessages();
-    const entry = messages.find((m) => m.messageId === messageId);
+    const entry = qstash.dlq().find((m) => m.messageId === messageId);
     expect(entry).toMatchObject({ responseStatus: 500, responseBody: "boom", body: '{"orderId":"o-9"}' });
-    await client.dlq.delete(entry?.dlqId ?? "");
-    expect((await client.dlq.listMessages()).messages.some((m) => m.messageId === messageId)).toBe(false);
   });
 
   it("does not enqueue a deduplicated message twice", async () => {
@@ -186,12 +183,11 @@ describe("local QStash server", () => {
 
   it("cancels a message before it is delivered; one due later does not hold idle() up", async () => {
     const { messageId } = await client.publishJSON({ url: `${base}/cancelled`, body: {}, delay: 30 });
-    expect(await client.messages.get(messageId)).toMatchObject({ messageId, url: `${base}/cancelled` });
-    expect(qstash.pending()).toBe(1);
+    expect(qstash.scheduler.messageIds()).toEqual([messageId]);
     await qstash.idle(1_000); // a message due after the wait does not hold idle() up
-    await client.messages.delete(messageId);
+    expect(qstash.scheduler.cancel(messageId)).toBe(true);
     expect(qstash.pending()).toBe(0);
-    await expect(client.messages.get(messageId)).rejects.toThrow(QstashError);
+    expect(qstash.scheduler.cancel(messageId)).toBe(false);
     expect(at("/cancelled")).toHaveLength(0);
   });
 
@@ -247,47 +243,25 @@ describe("local QStash server", () => {
     expect([...at("/queued"), ...at("/flow")]).toHaveLength(0);
   });
 
-  it("cancels at most `count` messages per bulk call", async () => {
-    await fetch(`${qstash.url}/v2/messages`, {
-      method: "DELETE",
+  it("answers 501 for the QStash endpoints the engine never calls", async () => {
+    const refusals = [
+      client.messages.get("msg_x"),
+      client.messages.delete("msg_x"),
+      client.dlq.listMessages(),
+      client.dlq.delete("dlq_x"),
+      client.schedules.list(),
+    ];
+    for (const refusal of refusals) {
+      const failed = await refusal.catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(QstashError);
+      expect(failed).toMatchObject({ status: 501, message: expect.stringMatching(/not implemented/) });
+    }
+    const control = await fetch(`${qstash.url}/__local/faults`, {
+      method: "POST",
       headers: { authorization: `Bearer ${token}` },
+      body: "{}",
     });
-    for (let i = 0; i < 3; i++) await client.publishJSON({ url: `${base}/counted`, body: { i }, delay: 30 });
-    const cancel = () =>
-      fetch(`${qstash.url}/v2/messages?count=2`, {
-        method: "DELETE",
-        headers: { authorization: `Bearer ${token}` },
-      }).then((r) => r.json());
-    expect(await cancel()).toEqual({ cancelled: 2 });
-    expect(qstash.pending()).toBe(1);
-    expect(await cancel()).toEqual({ cancelled: 1 });
-    expect(await cancel()).toEqual({ cancelled: 0 });
-  });
-
-  it("filters and pages the DLQ as QStash documents", async () => {
-    answers["/dlq-a"] = () => ({ status: 500 });
-    answers["/dlq-b"] = () => ({ status: 404 });
-    const a = await client.publishJSON({ url: `${base}/dlq-a`, body: {}, retries: 0 });
-    const b = await client.publishJSON({ url: `${base}/dlq-b`, body: {}, retries: 0 });
-    await qstash.idle(5_000);
-    const byUrl = await client.dlq.listMessages({ filter: { url: `${base}/dlq-a` } });
-    expect(byUrl.messages.map((m) => m.messageId)).toEqual([a.messageId]);
-    const byStatus = await client.dlq.listMessages({ filter: { responseStatus: 404 } });
-    expect(byStatus.messages.map((m) => m.messageId)).toEqual([b.messageId]);
-    const page = await client.dlq.listMessages({ count: 1, filter: { fromDate: Date.now() - 60_000 } });
-    expect(page.messages).toHaveLength(1);
-    expect(page.cursor).toBeTruthy();
-    const auth = { authorization: `Bearer ${token}` };
-    const unknown = await fetch(`${qstash.url}/v2/dlq?colour=red`, { headers: auth });
-    expect([unknown.status, await unknown.json()]).toEqual([400, { error: "unsupported filter: colour" }]);
-    const deleted = await fetch(`${qstash.url}/v2/dlq?url=${encodeURIComponent(`${base}/dlq-b`)}`, {
-      method: "DELETE",
-      headers: auth,
-    });
-    expect(await deleted.json()).toEqual({ deleted: 1 });
-    const left = (await client.dlq.listMessages()).messages.map((m) => m.messageId);
-    expect(left).toContain(a.messageId);
-    expect(left).not.toContain(b.messageId);
+    expect(control.status).toBe(404);
   });
 
   it("injects duplicates and pauses delivery on request", async () => {

@@ -1,7 +1,7 @@
 /**
  * The local Upstash REST server driven by the real `@upstash/redis` client, in front of a real
  * redis-server: reply shapes, pipelines, transactions, scripts with the NOSCRIPT fallback, errors, auth,
- * and a Redis outage answered quickly.
+ * pub/sub over Server-Sent Events, what it refuses, and a Redis outage answered quickly.
  */
 import { errors, Redis } from "@upstash/redis";
 import { Redis as Direct } from "ioredis";
@@ -122,6 +122,14 @@ describe("local Upstash REST server", () => {
       body: '["PING"]',
     });
     expect(res.status).toBe(401);
+    for (const authorization of ["Basic eDp5", "Bearer", `bearer ${token}x`]) {
+      const malformed = await fetch(rest.url, {
+        method: "POST",
+        headers: { authorization },
+        body: '["PING"]',
+      });
+      expect(malformed.status).toBe(401);
+    }
     const sub = await fetch(rest.url, {
       method: "POST",
       headers: { authorization: `Bearer ${token}` },
@@ -132,16 +140,12 @@ describe("local Upstash REST server", () => {
     expect(await redis.ping()).toBe("PONG");
   });
 
-  it("answers plain strings without Upstash-Encoding, and the path form of commands", async () => {
-    const auth = { authorization: `Bearer ${token}` };
-    const set = await fetch(`${rest.url}/set/path:k`, { method: "POST", headers: auth, body: "plain €" });
-    expect(await set.json()).toEqual({ result: "OK" });
-    const get = await fetch(rest.url, { method: "POST", headers: auth, body: '["GET","path:k"]' });
-    expect(await get.json()).toEqual({ result: "plain €" });
-    const encoded = await fetch(rest.url, {
-      method: "POST",
-      headers: { ...auth, "upstash-encoding": "base64" },
-      body: '["MGET","path:k","path:none"]',
+  it("answers plain strings without Upstash-Encoding, base64 with it", async () => {
+    await direct.set("plain:k", "plain €");
+    expect(await (await call("", { body: '["GET","plain:k"]' })).json()).toEqual({ result: "plain €" });
+    const encoded = await call("", {
+      headers: { "upstash-encoding": "base64" },
+      body: '["MGET","plain:k","plain:none"]',
     });
     expect(await encoded.json()).toEqual({ result: [Buffer.from("plain €").toString("base64"), null] });
   });
@@ -209,24 +213,77 @@ describe("local Upstash REST server", () => {
     expect(await script.text()).toBe('{"result":[9007199254740996,1]}');
   });
 
-  it("appends query-string arguments to the path form", async () => {
-    expect(await (await call("/set/query:a/v?EX=100")).json()).toEqual({ result: "OK" });
-    expect(await direct.ttl("query:a")).toBeGreaterThan(90);
-    expect(await (await call("/set/query:b?EX=100&NX", { body: "body value" })).json()).toEqual({
-      result: "OK",
-    });
-    expect([await direct.get("query:b"), await direct.ttl("query:b")]).toEqual(["body value", 100]);
-    expect(await (await call("/set/query:b?NX", { body: "again" })).json()).toEqual({ result: null });
-  });
-
-  it("allows HEAD, GET, POST and PUT only", async () => {
-    expect(await (await call("/set/method:k/v", { method: "PUT" })).json()).toEqual({ result: "OK" });
-    expect(await (await call("/get/method:k", { method: "GET" })).json()).toEqual({ result: "v" });
+  it("allows HEAD, GET, POST and PUT only, and refuses what it does not implement with 501", async () => {
     for (const method of ["DELETE", "PATCH"]) {
       const res = await call("/del/method:k", { method });
       expect(res.status).toBe(405);
     }
-    expect(await direct.get("method:k")).toBe("v");
+    for (const [method, path] of [
+      ["POST", "/set/method:k/v?EX=100"],
+      ["GET", "/get/method:k"],
+      ["PUT", "/set/method:k"],
+      ["POST", "/monitor"],
+    ] as const) {
+      const res = await call(path, { method });
+      expect([res.status, await res.json()]).toEqual([
+        501,
+        { error: expect.stringMatching(/not implemented/) },
+      ]);
+    }
+    expect(await direct.exists("method:k")).toBe(0);
+  });
+
+  it("streams SUBSCRIBE and PSUBSCRIBE as Server-Sent Events; a disconnect ends the subscription", async () => {
+    const numsub = async (channel: string) =>
+      ((await direct.call("PUBSUB", "NUMSUB", channel)) as [string, number])[1];
+    const numpat = () => direct.call("PUBSUB", "NUMPAT");
+    const subscriber = redis.subscribe<{ n: number }>("sub:orders");
+    const counts: number[] = [];
+    const messages: unknown[] = [];
+    subscriber.on("subscribe", (count) => counts.push(count));
+    subscriber.on("message", (m) => messages.push(m));
+    const patterns = redis.psubscribe<{ state: string }>("sub:sale:*");
+    const pmessages: unknown[] = [];
+    patterns.on("pmessage", (m) => pmessages.push(m));
+    await expect.poll(() => numsub("sub:orders")).toBe(1);
+    await expect.poll(numpat).toBe(1);
+    await expect.poll(() => counts).toEqual([1]);
+
+    expect(await redis.publish("sub:orders", { n: 1 })).toBe(1);
+    expect(await redis.publish("sub:sale:7", { state: "sold-out" })).toBe(1);
+    await expect.poll(() => messages).toEqual([{ channel: "sub:orders", message: { n: 1 } }]);
+    await expect
+      .poll(() => pmessages)
+      .toEqual([{ pattern: "sub:sale:*", channel: "sub:sale:7", message: { state: "sold-out" } }]);
+
+    await subscriber.unsubscribe();
+    await patterns.unsubscribe();
+    await expect.poll(() => numsub("sub:orders"), { timeout: 5_000 }).toBe(0);
+    await expect.poll(numpat, { timeout: 5_000 }).toBe(0);
+  }, 15_000);
+
+  it("writes the event lines Upstash writes", async () => {
+    const abort = new AbortController();
+    const res = await call("/subscribe/sub:raw", { body: "[]", signal: abort.signal });
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "text/event-stream"]);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const readUntil = async (end: string) => {
+      while (!text.endsWith(end)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`stream ended after ${JSON.stringify(text)}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    };
+    await readUntil("\n\n");
+    await direct.publish("sub:raw", "a,b");
+    await readUntil("a,b\n\n");
+    expect(text).toBe("data: subscribe,sub:raw,1\n\ndata: message,sub:raw,a,b\n\n");
+    abort.abort();
+    await expect
+      .poll(async () => ((await direct.call("PUBSUB", "NUMSUB", "sub:raw")) as unknown[])[1])
+      .toBe(0);
   });
 
   it("answers 503 quickly while Redis is down, and recovers after a restart", async () => {

@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
 import { saleKeys } from "../../src/sale/keys";
+import { encodeLedgerEntry, ledgerField } from "../../src/sale/ledger-entry";
 import { type AppUnderTest, startApp } from "../support/app";
-import { lua, reserve, restore } from "../support/lua";
+import { lua, rebuild, reserve, restore } from "../support/lua";
 
 let app: AppUnderTest;
 
@@ -87,7 +88,7 @@ describe("operator rebuild on a live Redis", () => {
 
 describe("restores and order writes around rebuilds (the scripts on a real Redis)", () => {
   const ledgerEntry = (orderId: string, userId: string, quantity: number, epoch: number) =>
-    JSON.stringify({
+    encodeLedgerEntry({
       type: "reserve",
       orderId,
       userId,
@@ -140,20 +141,12 @@ describe("restores and order writes around rebuilds (the scripts on a real Redis
     expect((await app.api.order(orderId, "canceller", "cancel")).status).toBe(200);
     expect(await app.redis.get(keys.stock)).toBe(String(stock));
     const meta = await app.redis.hgetall(keys.meta);
-    await app.redis.eval(
-      lua("rebuild-sale"),
-      6,
-      keys.meta,
-      keys.stock,
-      keys.holdings,
-      keys.ledger,
-      keys.orders,
-      keys.outbox,
-      JSON.stringify({ ...meta, epoch: "2" }),
-      String(stock - 2),
-      JSON.stringify({ canceller: 2 }),
-      JSON.stringify({ [`r:${orderId}`]: ledgerEntry(orderId, "canceller", 2, 2) }),
-    );
+    await rebuild(app.redis, sale.saleId, {
+      meta: { ...meta, epoch: "2" },
+      remaining: stock - 2,
+      holdings: { canceller: 2 },
+      ledger: { [ledgerField("reserve", orderId)]: ledgerEntry(orderId, "canceller", 2, 2) },
+    });
     expect(await app.redis.get(keys.stock)).toBe(String(stock));
     expect(await app.redis.hget(keys.holdings, "canceller")).toBeNull();
   });
@@ -307,21 +300,13 @@ describe("review: a rebuild that dies between its script and its follow-up", () 
     ]);
     const meta = await app.redis.hgetall(keys.meta);
     // the script with what the rebuild read (no live order, the cancelled one settled by it) ...
-    await app.redis.eval(
-      lua("rebuild-sale"),
-      6,
-      keys.meta,
-      keys.stock,
-      keys.holdings,
-      keys.ledger,
-      keys.orders,
-      keys.outbox,
-      JSON.stringify({ ...meta, epoch: String(Number(meta.epoch) + 1) }),
-      String(stock),
-      JSON.stringify({}),
-      JSON.stringify({}),
-      JSON.stringify([orderId]),
-    );
+    await rebuild(app.redis, sale.saleId, {
+      meta: { ...meta, epoch: String(Number(meta.epoch) + 1) },
+      remaining: stock,
+      holdings: {},
+      ledger: {},
+      settled: [orderId],
+    });
     // ... and no follow-up (the isolate died): the units must not stay counted for a final order
     expect(await app.redis.get(keys.stock)).toBe(String(stock));
     expect(await app.redis.hget(keys.holdings, "settled")).toBeNull();

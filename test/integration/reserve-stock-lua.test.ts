@@ -2,7 +2,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
 import { saleKeys } from "../../src/sale/keys";
-import { initSale, lua, reserve, restore, voidReservation } from "../support/lua";
+import {
+  encodeLedgerEntry,
+  type LedgerEntry,
+  ledgerFieldOf,
+  parseLedgerEntry,
+  type ReservationEntry,
+} from "../../src/sale/ledger-entry";
+import { initSale, lua, rebuild, reserve, restore, voidReservation } from "../support/lua";
 
 let server: RedisProcess;
 let redis: Redis;
@@ -174,7 +181,7 @@ describe("reserve-stock.lua against a real redis-server", () => {
     });
     await reserve(redis, saleId, { orderId: "L1", userId: "u9", quantity: 2, now });
     const k = saleKeys(saleId);
-    const entry = JSON.parse((await redis.hget(k.ledger, "r:L1")) ?? "{}");
+    const entry = parseLedgerEntry(await redis.hget(k.ledger, "r:L1"));
     expect(entry).toMatchObject({
       type: "reserve",
       orderId: "L1",
@@ -230,7 +237,7 @@ describe("reserve-stock.lua against a real redis-server", () => {
       0,
     ]);
     expect(await redis.exists(k.idempotency("v1", "kv"))).toBe(0);
-    expect(JSON.parse((await redis.hget(k.ledger, "x:V1")) ?? "{}")).toMatchObject({
+    expect(parseLedgerEntry(await redis.hget(k.ledger, "x:V1"))).toMatchObject({
       reason: "void",
       counted: false,
     });
@@ -267,7 +274,7 @@ describe("reserve-stock.lua against a real redis-server", () => {
     await reserve(redis, saleId, { ...v, orderId: "C1", idem: "kc" });
     // an unkeyed re-run of the same order id is the attempt itself: no claim
     await reserve(redis, saleId, { ...v, orderId: "C1" });
-    expect(JSON.parse((await redis.hget(k.ledger, "r:C1")) ?? "{}").claimed).toBeUndefined();
+    expect(parseLedgerEntry(await redis.hget(k.ledger, "r:C1"))).not.toHaveProperty("claimed");
     // a keyed retry got it back: the shopper knows the order id
     expect((await reserve(redis, saleId, { ...v, orderId: "C2", idem: "kc" })).slice(0, 2)).toEqual([
       1,
@@ -275,14 +282,18 @@ describe("reserve-stock.lua against a real redis-server", () => {
     ]);
     const claimed = await voidReservation(redis, saleId, { ...v, orderId: "C1", idem: "kc" });
     expect(claimed[0]).toBe(5);
-    expect(JSON.parse(String(claimed[1]))).toMatchObject({ orderId: "C1", claimed: true, quantity: 1 });
+    expect(parseLedgerEntry(String(claimed[1]))).toMatchObject({ orderId: "C1", claimed: true, quantity: 1 });
     expect(await redis.get(k.stock)).toBe("2");
     expect(await redis.hexists(k.ledger, "x:C1")).toBe(0);
-    await redis.hset(
-      k.ledger,
-      "r:C3",
-      JSON.stringify({ type: "reserve", orderId: "C3", userId: "c1", quantity: 1, rebuilt: true }),
-    );
+    const rebuilt: LedgerEntry = {
+      type: "reserve",
+      orderId: "C3",
+      userId: "c1",
+      quantity: 1,
+      at: now,
+      rebuilt: true,
+    };
+    await redis.hset(k.ledger, ledgerFieldOf(rebuilt), encodeLedgerEntry(rebuilt));
     expect((await voidReservation(redis, saleId, { ...v, orderId: "C3" }))[0]).toBe(5);
   });
 
@@ -309,7 +320,7 @@ describe("reserve-stock.lua against a real redis-server", () => {
     expect(await adjust("a2", 3)).toEqual([5, 0, 4, 1, -1]);
     await redis.hset(k.meta, "epoch", "7");
     expect(await adjust("a3", 10)).toEqual([1, 10, 14, 7, 10]);
-    expect(JSON.parse(String(await redis.hget(k.ledger, "a:a3")))).toMatchObject({ delta: 10, epoch: 7 });
+    expect(parseLedgerEntry(await redis.hget(k.ledger, "a:a3"))).toMatchObject({ delta: 10, epoch: 7 });
     // a2 was applied in generation 1; a rebuild replaced that state (the caller only gets here when
     // Postgres has not recorded it), so in generation 7 it is applied again, once
     expect(await adjust("a2", -1)).toEqual([1, 9, 13, 7, -1]);
@@ -339,9 +350,134 @@ describe("reserve-stock.lua against a real redis-server", () => {
     const holdings = await redis.hgetall(k.holdings);
     expect(Math.max(...Object.values(holdings).map(Number))).toBeLessThanOrEqual(2);
     expect(Object.values(holdings).reduce((s, v) => s + Number(v), 0)).toBe(stock);
-    const ledger = Object.values(await redis.hgetall(k.ledger)).map((j) => JSON.parse(j));
-    expect(ledger.reduce((s, e) => s + e.quantity, 0)).toBe(stock);
+    const ledger = Object.values(await redis.hgetall(k.ledger)).map(parseLedgerEntry);
+    expect(ledger).not.toContain(null);
+    expect(ledger.reduce((s, e) => s + (e?.type === "reserve" ? e.quantity : 0), 0)).toBe(stock);
     expect(await redis.zcard(k.outbox)).toBe(ledger.length);
     expect(replies.some((r) => r[0] === 10)).toBe(true);
+  });
+});
+
+/**
+ * The whole ledger, each value read with the TypeScript parser: every entry parses, under its own
+ * field, and the parser keeps every key the script wrote (the type names the whole stored format).
+ */
+async function readLedger(): Promise<Record<string, LedgerEntry>> {
+  const ledger: Record<string, LedgerEntry> = {};
+  for (const [field, json] of Object.entries(await redis.hgetall(saleKeys(saleId).ledger))) {
+    const entry = parseLedgerEntry(json);
+    expect(entry, `${field}: ${json}`).not.toBeNull();
+    expect(entry, field).toEqual(JSON.parse(json));
+    expect(ledgerFieldOf(entry as LedgerEntry)).toBe(field);
+    ledger[field] = entry as LedgerEntry;
+  }
+  return ledger;
+}
+
+describe("what the Lua scripts write into the ledger parses with src/sale/ledger-entry.ts", () => {
+  beforeEach(async () => {
+    await initSale(redis, saleId, {
+      stock: 20,
+      perUserLimit: 5,
+      startsAt: now - 1,
+      endsAt: now + 60_000,
+      paymentWindowMs: 900_000,
+    });
+  });
+
+  it("reserve, restore, void, debit and adjust: every kind of entry each writes", async () => {
+    const k = saleKeys(saleId);
+    const one = { quantity: 1, now };
+    await reserve(redis, saleId, { orderId: "r1", userId: "u1", quantity: 2, now, idem: "k1" });
+    await reserve(redis, saleId, { orderId: "r1-retry", userId: "u1", quantity: 2, now, idem: "k1" });
+    await redis.hset(k.meta, "paused", "1");
+    await reserve(redis, saleId, { ...one, orderId: "f1", userId: "u2", rerun: true });
+    await redis.hset(k.meta, "paused", "0");
+    await reserve(redis, saleId, { ...one, orderId: "e1", userId: "u3" });
+    await restore(redis, saleId, { ...one, orderId: "e1", userId: "u3" });
+    await restore(redis, saleId, { ...one, orderId: "n1", userId: "u3" });
+    await reserve(redis, saleId, { ...one, orderId: "v1", userId: "u4" });
+    await voidReservation(redis, saleId, { ...one, orderId: "v1", userId: "u4" });
+    await voidReservation(redis, saleId, { ...one, orderId: "v2", userId: "u4" });
+    const debit = [k.meta, k.stock, k.holdings, k.ledger, String(now), "1", "d1", "u5", "2"];
+    await redis.eval(lua("debit-stock"), 4, ...debit);
+    await redis.eval(lua("adjust-stock"), 3, k.meta, k.stock, k.ledger, String(now), "a1", "-3");
+
+    const ledger = await readLedger();
+    expect(Object.keys(ledger).sort()).toEqual(
+      ["a:a1", "r:d1", "r:e1", "r:r1", "r:v1", "x:e1", "x:f1", "x:n1", "x:v1", "x:v2"].sort(),
+    );
+    expect(ledger["r:r1"]).toEqual({
+      type: "reserve",
+      orderId: "r1",
+      userId: "u1",
+      quantity: 2,
+      before: 20,
+      after: 18,
+      at: now,
+      expiresAt: now + 900_000,
+      epoch: 1,
+      claimed: true,
+    });
+    expect(ledger["x:f1"]).toMatchObject({ reason: "void", counted: false, before: 18, after: 18 });
+    expect(ledger["x:e1"]).toMatchObject({ reason: "expired", quantity: 1 });
+    expect(ledger["x:e1"]).not.toHaveProperty("counted");
+    expect(ledger["x:n1"]).toMatchObject({ reason: "expired", counted: false });
+    expect(ledger["x:v1"]).toMatchObject({ reason: "void", userId: "u4" });
+    expect(ledger["x:v2"]).toMatchObject({ reason: "void", counted: false });
+    expect(ledger["r:d1"]).toMatchObject({ late: true, epoch: 1, quantity: 2 });
+    expect(ledger["r:d1"]).not.toHaveProperty("expiresAt");
+    expect(ledger["a:a1"]).toEqual({
+      type: "adjust",
+      adjustmentId: "a1",
+      delta: -3,
+      before: 16,
+      after: 13,
+      at: now,
+      epoch: 1,
+    });
+  });
+
+  it("rebuild-sale: the entries TypeScript encodes, the kept ones the script writes, restores kept as they were", async () => {
+    const k = saleKeys(saleId);
+    await reserve(redis, saleId, { orderId: "q1", userId: "u1", quantity: 2, now });
+    await reserve(redis, saleId, { orderId: "q2", userId: "u2", quantity: 1, now });
+    await redis.hdel(k.ledger, "r:q2");
+    await reserve(redis, saleId, { orderId: "e1", userId: "u3", quantity: 1, now });
+    await restore(redis, saleId, { orderId: "e1", userId: "u3", quantity: 1, now });
+    const restoreEntry = await redis.hget(k.ledger, "x:e1");
+    const rebuilt: ReservationEntry = {
+      type: "reserve",
+      orderId: "p1",
+      userId: "u9",
+      quantity: 3,
+      at: now - 5_000,
+      expiresAt: now + 60_000,
+      epoch: 2,
+      rebuilt: true,
+    };
+    await rebuild(redis, saleId, {
+      meta: { ...(await redis.hgetall(k.meta)), epoch: "2" },
+      remaining: 17,
+      holdings: { u9: 3 },
+      ledger: { [ledgerFieldOf(rebuilt)]: encodeLedgerEntry(rebuilt) },
+      settled: [],
+    });
+
+    const ledger = await readLedger();
+    expect(Object.keys(ledger).sort()).toEqual(["r:p1", "r:q1", "r:q2", "x:e1"]);
+    expect(ledger["r:p1"]).toEqual(rebuilt);
+    expect(ledger["r:q1"]).toMatchObject({ before: 20, after: 18, epoch: 1 });
+    expect(ledger["r:q2"]).toEqual({
+      type: "reserve",
+      orderId: "q2",
+      userId: "u2",
+      quantity: 1,
+      at: now,
+      expiresAt: now + 900_000,
+      epoch: 1,
+      kept: true,
+    });
+    expect(await redis.hget(k.ledger, "x:e1")).toBe(restoreEntry);
   });
 });

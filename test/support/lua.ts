@@ -71,22 +71,8 @@ export function restore(
   saleId: string,
   o: { orderId: string; userId: string; quantity: number; now: number },
 ) {
-  const k = saleKeys(saleId);
-  return redis.eval(
-    lua("restore-stock"),
-    6,
-    k.meta,
-    k.stock,
-    k.holdings,
-    k.ledger,
-    k.orders,
-    k.outbox,
-    String(o.now),
-    o.orderId,
-    o.userId,
-    String(o.quantity),
-    "expired",
-  ) as Promise<(string | number)[]>;
+  const args = [String(o.now), o.orderId, o.userId, String(o.quantity), "expired"];
+  return redis.eval(lua("restore-stock"), 6, ...saleState(saleId), ...args) as Promise<(string | number)[]>;
 }
 
 /** Runs void-reservation.lua directly, with the KEYS/ARGV layout of src/sale/void-reservation.ts. */
@@ -95,21 +81,46 @@ export function voidReservation(
   saleId: string,
   o: { orderId: string; userId: string; quantity: number; now: number; idem?: string },
 ) {
-  const k = saleKeys(saleId);
   return redis.eval(
     lua("void-reservation"),
     7,
-    k.meta,
-    k.stock,
-    k.holdings,
-    k.ledger,
-    k.orders,
-    k.outbox,
-    k.idempotency(o.userId, o.idem ?? "-"),
+    ...saleState(saleId),
+    saleKeys(saleId).idempotency(o.userId, o.idem ?? "-"),
     String(o.now),
     o.orderId,
     o.userId,
     String(o.quantity),
     o.idem === undefined ? "0" : "1",
   ) as Promise<(string | number)[]>;
+}
+
+/**
+ * Runs rebuild-sale.lua directly, with the KEYS/ARGV layout of src/sale/rebuild-sale.ts: `ledger` maps
+ * fields to encoded entries (src/sale/ledger-entry.ts), `settled` the final orders the rebuild settled.
+ */
+export function rebuild(
+  redis: Redis,
+  saleId: string,
+  o: {
+    meta: Record<string, string>;
+    remaining: number;
+    holdings: Record<string, number>;
+    ledger: Record<string, string>;
+    settled?: string[];
+  },
+) {
+  const args = [
+    JSON.stringify(o.meta),
+    String(o.remaining),
+    JSON.stringify(o.holdings),
+    JSON.stringify(o.ledger),
+  ];
+  if (o.settled) args.push(JSON.stringify(o.settled));
+  return redis.eval(lua("rebuild-sale"), 6, ...saleState(saleId), ...args) as Promise<(string | number)[]>;
+}
+
+/** The keys of a sale's state, in the order restore, void and rebuild take them (KEYS[1..6]). */
+function saleState(saleId: string): string[] {
+  const k = saleKeys(saleId);
+  return [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox];
 }

@@ -1,5 +1,6 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { encodeLedgerEntry } from "../../src/sale/ledger-entry";
 
 const enqueueVoid = vi.fn(async () => {});
 vi.mock("../../src/orders/enqueue-order", () => ({ enqueueVoid }));
@@ -38,7 +39,18 @@ describe("resolveUnanswered: the buy route's last step for an attempt no run ans
   });
 
   it("a keyed retry claimed the reservation: the route answers with that order", async () => {
-    const entry = JSON.stringify({ userId: "u", quantity: 1, at: 5, expiresAt: 9, epoch: 2, claimed: true });
+    const entry = encodeLedgerEntry({
+      type: "reserve",
+      orderId: req.orderId,
+      userId: "u",
+      quantity: 1,
+      before: 3,
+      after: 2,
+      at: 5,
+      expiresAt: 9,
+      epoch: 2,
+      claimed: true,
+    });
     expect(await resolveUnanswered(deps([5, entry]), req)).toEqual({
       kind: "claimed",
       order: { ...req, idempotencyKey: undefined, createdAt: 5, expiresAt: 9, epoch: 2 },

@@ -1,0 +1,141 @@
+import { createRoute, type z } from "@hono/zod-openapi";
+import {
+  deadLettersSchema,
+  rebuildReportSchema,
+  reconcileReportSchema,
+  saleStatsSchema,
+  timelineSchema,
+} from "../api/admin-report-schemas";
+import { apiRouter, json, OPERATOR } from "../api/api-router";
+import { errorResponses } from "../api/error-responses";
+import { saleIdParam } from "../api/sale-schemas";
+import { type Deps, deps } from "../context";
+import { ApiError } from "../errors";
+import { listDeadLetters } from "../orders/dead-letters";
+import { reconcileSale } from "../orders/reconcile-sale";
+import { saleStats } from "../orders/sale-stats";
+import { rebuildSale } from "../sale/rebuild-sale";
+import { readTimeline } from "../sale/timeline";
+import { existingSale } from "./admin";
+import { forgetSaleList } from "./sales";
+
+const DEAD_LETTERS_SHOWN = 100;
+
+/** A route on one sale (`/sales/{saleId}/<action>`) that answers 200 with `schema`. */
+const ofSale = <M extends "get" | "post", S extends z.ZodType>(
+  method: M,
+  action: string,
+  text: { summary: string; description: string; ok: string },
+  schema: S,
+) =>
+  createRoute({
+    method,
+    path: `/sales/{saleId}/${action}`,
+    tags: ["Operator"],
+    security: OPERATOR,
+    summary: text.summary,
+    description: text.description,
+    request: { params: saleIdParam },
+    responses: {
+      200: json(text.ok, schema),
+      ...errorResponses("UNAUTHENTICATED", "UNKNOWN_SALE", "UNAVAILABLE"),
+    },
+  });
+
+const stats = ofSale(
+  "get",
+  "stats",
+  {
+    summary: "A sale's figures and the invariant",
+    ok: "The figures.",
+    description:
+      "Units (`stock`, `remaining`) and orders by status from both stores, and whether stock = remaining + units in live orders holds (`invariantBreaks` says what does not). The same body comes as `event: stats` on the operator stream.",
+  },
+  saleStatsSchema,
+);
+
+const timeline = ofSale(
+  "get",
+  "timeline",
+  {
+    summary: "Buy outcomes per second",
+    ok: "The outcomes per second.",
+    description:
+      "How buy attempts ended, per second, over the last five minutes (the operator page's chart). The same body comes as `event: timeline` on the operator stream.",
+  },
+  timelineSchema,
+);
+
+const reconcile = ofSale(
+  "post",
+  "reconcile",
+  {
+    summary: "Check Redis against Postgres and repair",
+    ok: "What was found and repaired.",
+    description:
+      "Compares the Redis ledger with the Postgres orders: a reservation without an order is published again, an adjustment Redis applied and Postgres missed is recorded, mismatches are reported, and a lasting stock drift (or a user over the limit) pauses the sale rather than overwrite either store.",
+  },
+  reconcileReportSchema,
+);
+
+const rebuild = ofSale(
+  "post",
+  "rebuild",
+  {
+    summary: "Rebuild a sale's Redis state from Postgres",
+    ok: "The rebuilt figures.",
+    description:
+      "For a Redis that lost the sale, or on request: the sale moves to a new generation, its stock, holdings and ledger are rebuilt from the live orders, and buying waits until `pausedUntil` so order writes still in flight are counted first.",
+  },
+  rebuildReportSchema,
+);
+
+const deadLetters = createRoute({
+  method: "get",
+  path: "/dead-letters",
+  tags: ["Operator"],
+  security: OPERATOR,
+  summary: "Jobs QStash gave up on",
+  description: `The last ${DEAD_LETTERS_SHOWN} job deliveries QStash stopped retrying, newest first.`,
+  responses: {
+    200: json("The dead letters.", deadLettersSchema),
+    ...errorResponses("UNAUTHENTICATED", "UNAVAILABLE"),
+  },
+});
+
+/** The id of a sale Redis holds (a sale it lost is rebuilt by the recovery, not read here). */
+async function existingSaleId(d: Deps, saleId: string): Promise<string> {
+  return (await existingSale(d, saleId)).saleId;
+}
+
+/**
+ * What the operator reads and repairs: a sale's figures and chart, the reconciliation, the rebuild
+ * from Postgres, the dead letters. Mounted at `/api/admin`, behind the operator token (see app.ts).
+ */
+export const adminReportRoutes = apiRouter()
+  .openapi(stats, async (c) => {
+    const d = deps(c);
+    return c.json(await saleStats(d, await existingSaleId(d, c.req.valid("param").saleId)), 200);
+  })
+  .openapi(timeline, async (c) => {
+    const d = deps(c);
+    const saleId = await existingSaleId(d, c.req.valid("param").saleId);
+    return c.json(await readTimeline(d.redis, saleId, d.now), 200);
+  })
+  .openapi(reconcile, async (c) => {
+    const d = deps(c);
+    const saleId = await existingSaleId(d, c.req.valid("param").saleId);
+    const report = await reconcileSale(d, saleId, d.config.OUTBOX_GRACE_SECONDS * 1000);
+    if (report.paused) forgetSaleList();
+    return c.json(report, 200);
+  })
+  .openapi(rebuild, async (c) => {
+    const d = deps(c);
+    const report = await rebuildSale(d, c.req.valid("param").saleId, d.config.RECOVERY_QUIET_SECONDS);
+    if (!report) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+    forgetSaleList();
+    return c.json(report, 200);
+  })
+  .openapi(deadLetters, async (c) =>
+    c.json({ deadLetters: await listDeadLetters(deps(c).db, DEAD_LETTERS_SHOWN) }, 200),
+  );

@@ -1,0 +1,60 @@
+import { newSaleId } from "../ids";
+import { registerProductToken } from "./catalog";
+import { productToken } from "./product-token";
+import type { RebuildDeps } from "./rebuild-sale";
+import { recoverLostSales } from "./recover-sales";
+import type { SaleRecord } from "./sale-record";
+import { findSaleByToken, insertSale } from "./sale-repository";
+import { preheatSale } from "./sale-store";
+
+/** What an operator defines: times in ms since the epoch, checked at the edge (api/admin-schemas.ts). */
+export type SaleDefinition = {
+  productId: string;
+  name: string;
+  priceCents: number;
+  stock: number;
+  perUserLimit: number;
+  startsAt: number;
+  endsAt: number;
+  paymentWindowSeconds: number;
+};
+
+export type CreateSaleOutcome =
+  | { kind: "created"; sale: SaleRecord }
+  /** the product already has a sale (its token is the product's): `saleId` is that sale, if found */
+  | { kind: "product_taken"; saleId: string | null };
+
+/**
+ * Creates a sale: written to Postgres first (the source of truth; one sale per product token), then
+ * preheated into Redis and its product token added to the catalog. A product that already has a sale
+ * is an outcome; Redis may then be missing that sale (a lost Redis), so a recovery is run.
+ *
+ * @example
+ * const outcome = await createSale(deps, { productId: "hoodie", name: "Hoodie", priceCents: 7900, … });
+ * if (outcome.kind === "product_taken") return conflict(outcome.saleId);
+ */
+export async function createSale(deps: RebuildDeps, definition: SaleDefinition): Promise<CreateSaleOutcome> {
+  const token = await productToken(deps.config.PRODUCT_TOKEN_SECRET, definition.productId);
+  const record = {
+    saleId: newSaleId(),
+    productId: definition.productId,
+    name: definition.name,
+    priceCents: definition.priceCents,
+    perUserLimit: definition.perUserLimit,
+    startsAt: definition.startsAt,
+    endsAt: definition.endsAt,
+    paused: false,
+    paymentWindowMs: definition.paymentWindowSeconds * 1000,
+    stock: definition.stock,
+    initialStock: definition.stock,
+    productToken: token,
+  };
+  if (!(await insertSale(deps.db, record))) {
+    const existing = await findSaleByToken(deps.db, token);
+    await recoverLostSales(deps);
+    return { kind: "product_taken", saleId: existing?.id ?? null };
+  }
+  await preheatSale(deps.redis, record);
+  await registerProductToken(deps.redis, record.saleId, token);
+  return { kind: "created", sale: { ...record, remaining: record.stock } };
+}
