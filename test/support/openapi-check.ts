@@ -82,8 +82,8 @@ export async function checkEvent(url: string, event: string, data: string): Prom
   if (problems.length > 0)
     throw new ContractViolation(
       [
-        `OpenAPI: an event of ${new URL(url).pathname} breaks the document:`,
-        ...problems,
+        `OpenAPI: an event "${event}" of ${new URL(url).pathname} breaks the document:`,
+        ...problems.map((p) => `  - ${p.replaceAll("\n", "\n      ")}`),
         `  data: ${data}`,
       ].join("\n"),
     );
