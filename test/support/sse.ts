@@ -1,10 +1,12 @@
+import { onTestFinished } from "vitest";
 import { type ContractViolation, checkEvent, checkExchange } from "./openapi-check";
 
 /**
  * A test reader of Server-Sent Events over `fetch` (the way a page with an Authorization header reads
  * them): collects every event and comment, and waits for conditions on them. The answer is checked
  * against the OpenAPI document (status, Content-Type, an error's body), and so is each event's data,
- * by the schema its name stands for: a violation fails the next `next`, `until` or `close`.
+ * by the schema its name stands for: a violation fails the next `next` or `until`, and the test that
+ * opened the stream.
  *
  * @example
  * const s = await openEvents(`${url}/api/sales/${id}/events`);
@@ -64,10 +66,7 @@ export async function openEvents(url: string, headers: Record<string, string> = 
       }
       if (reader.violation) throw reader.violation;
     },
-    close() {
-      controller.abort();
-      if (reader.violation) throw reader.violation;
-    },
+    close: () => controller.abort(),
   };
   if (!res.ok || !res.headers.get("content-type")?.startsWith("text/event-stream")) {
     reader.text = await res.text();
@@ -79,6 +78,13 @@ export async function openEvents(url: string, headers: Record<string, string> = 
     controller.abort();
     throw error;
   });
+  try {
+    onTestFinished(() => {
+      if (reader.violation) throw reader.violation;
+    });
+  } catch {
+    // opened in a hook, outside any test: `next` and `until` still report a violation
+  }
   void pump(res, reader, seen.url);
   return reader;
 }
