@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 
 /**
  * The contract suite that also runs with the engine on Deno and Bun (FLASH_RUNTIME): every route and its
- * error codes, the order pipeline, security, fuzz, realtime streams, stock adjustments and a Redis loss.
+ * error codes, the order pipeline, security, fuzz, realtime streams, stock adjustments, a Redis loss and
+ * the OpenAPI document as served.
  * Everything else (Lua scripts, stand-ins, the checker, browser tests) does not depend on the runtime
  * and runs once, with the engine in workerd.
  */
@@ -19,6 +20,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/realtime.test.ts",
   "test/integration/stock-adjustment.test.ts",
   "test/integration/redis-loss.test.ts",
+  "test/integration/openapi.test.ts",
 ];
 
 export default defineConfig({

@@ -46,9 +46,15 @@ export function randomToken(): string {
 export async function enumerateTokens(
   target: { url: string; redis: Redis },
   count: number,
-  opts: { concurrency?: number; onAnswer?: (status: number, code: string | undefined) => void } = {},
+  opts: {
+    concurrency?: number;
+    onAnswer?: (status: number, code: string | undefined) => void;
+    /** how to send (a test passes a fetch that checks each answer against the OpenAPI document) */
+    fetch?: (url: string, init: RequestInit) => Promise<Response>;
+  } = {},
 ): Promise<Enumeration> {
   const token = await shopperToken("enumerator");
+  const send = opts.fetch ?? fetch;
   const answers: Record<string, number> = {};
   const started = Date.now();
   const before = await commandCounts(target.redis);
@@ -57,7 +63,7 @@ export async function enumerateTokens(
     Array.from({ length: opts.concurrency ?? 24 }, async () => {
       while (sent < count) {
         sent++;
-        const res = await fetch(`${target.url}/api/buy/${randomToken()}`, {
+        const res = await send(`${target.url}/api/buy/${randomToken()}`, {
           method: "POST",
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
           body: '{"quantity":1}',

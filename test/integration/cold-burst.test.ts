@@ -2,6 +2,7 @@ import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
 import { type AppUnderTest, startApp } from "../support/app";
+import { checkedFetch } from "../support/openapi-check";
 import { shopperToken } from "../support/shopper";
 
 /**
@@ -56,10 +57,10 @@ async function burst(url: string, productToken: string, tag: string) {
   try {
     const users = Array.from({ length: SHOPPERS }, (_, i) => `${tag}-${i}`);
     const tokens = await Promise.all(users.map((u) => shopperToken(u)));
-    await Promise.all(users.map(() => fetch(`${url}/api/health`, { dispatcher } as RequestInit)));
+    await Promise.all(users.map(() => checkedFetch(`${url}/api/health`, { dispatcher } as RequestInit)));
     const answers = await Promise.all(
       tokens.map(async (token) => {
-        const res = await fetch(`${url}/api/buy/${productToken}`, {
+        const res = await checkedFetch(`${url}/api/buy/${productToken}`, {
           method: "POST",
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
           body: JSON.stringify({ quantity: 1 }),
@@ -91,7 +92,7 @@ async function warmUp(url: string, productToken: string, userId: string, timeout
   const deadline = Date.now() + timeoutMs;
   const headers = { Authorization: `Bearer ${await shopperToken(userId)}` };
   for (;;) {
-    const res = await fetch(`${url}/api/buy/${productToken}`, { method: "POST", headers });
+    const res = await checkedFetch(`${url}/api/buy/${productToken}`, { method: "POST", headers });
     await res.text();
     if (res.status !== 404 || Date.now() > deadline) return res.status;
     await sleep(100);

@@ -3,6 +3,7 @@ import { newOrderId } from "../../src/ids";
 import { type AppUnderTest, startApp } from "../support/app";
 import { deliverJob } from "../support/jobs";
 import { reserve } from "../support/lua";
+import { checkedFetch } from "../support/openapi-check";
 
 let app: AppUnderTest;
 
@@ -178,7 +179,7 @@ describe("the order pipeline on real servers", () => {
       await deliverJob(app, path, job, {
         tamper: (raw) => raw.replace('"quantity":1', '"quantity":9'),
       }),
-      await fetch(`${app.worker.url}${path}`, { method: "POST", body: JSON.stringify(job) }).then(
+      await checkedFetch(`${app.worker.url}${path}`, { method: "POST", body: JSON.stringify(job) }).then(
         async (r) => ({ status: r.status, text: await r.text() }),
       ),
     ];

@@ -6,6 +6,7 @@ import { newOrderId } from "../../src/ids";
 import { type AppUnderTest, startApp } from "../support/app";
 import { rowCounts } from "../support/db-inspect";
 import { deliverJob } from "../support/jobs";
+import { checkedFetch } from "../support/openapi-check";
 import { filler, stall, streamRequest } from "../support/raw-request";
 import { snapshot } from "../support/redis-inspect";
 import { ADMIN_TOKEN, JWT_SECRET, shopperToken, unsignedToken } from "../support/shopper";
@@ -64,7 +65,7 @@ async function craftSignature(opts: {
 }
 
 async function apiCall(base: string, path: string, token?: string, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
+  const res = await checkedFetch(`${base}${path}`, {
     method: body === undefined ? "GET" : "POST",
     headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -74,7 +75,7 @@ async function apiCall(base: string, path: string, token?: string, body?: unknow
 }
 
 async function post(path: string, body: string, signature?: string) {
-  const res = await fetch(`${app.worker.url}${path}`, {
+  const res = await checkedFetch(`${app.worker.url}${path}`, {
     method: "POST",
     headers: { "Content-Type": "application/json", ...(signature ? { "Upstash-Signature": signature } : {}) },
     body,

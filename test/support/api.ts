@@ -1,3 +1,4 @@
+import { checkExchange } from "./openapi-check";
 import { ADMIN_TOKEN, shopperToken } from "./shopper";
 
 export type ApiResponse<T = Record<string, unknown>> = {
@@ -7,12 +8,22 @@ export type ApiResponse<T = Record<string, unknown>> = {
   text: string;
 };
 
-/** A small HTTP client for the worker, the way a shop's client code would call it. */
+/**
+ * A small HTTP client for the worker, the way a shop's client code would call it. Every answer is
+ * checked against the OpenAPI document the server publishes (see openapi-check.ts); `unchecked` (with
+ * the reason) is only for a test that deliberately reads an answer that is not the engine's.
+ */
 export function apiClient(baseUrl: string) {
   async function call<T = Record<string, unknown>>(
     method: string,
     path: string,
-    opts: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+    opts: {
+      token?: string;
+      body?: unknown;
+      rawBody?: string;
+      headers?: Record<string, string>;
+      unchecked?: string;
+    } = {},
   ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
@@ -23,6 +34,14 @@ export function apiClient(baseUrl: string) {
     }
     const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
+    if (!opts.unchecked)
+      await checkExchange({
+        method,
+        url: res.url || `${baseUrl}${path}`,
+        status: res.status,
+        headers: res.headers,
+        text,
+      });
     let parsed: unknown = {};
     try {
       parsed = text ? JSON.parse(text) : {};

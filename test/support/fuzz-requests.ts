@@ -1,9 +1,10 @@
 /**
  * Malformed requests for every route, as fast-check arbitraries: random JSON, wrong types, huge
  * numbers, unicode, oversized bodies, invalid UTF-8, wrong methods and content types, bad tokens and
- * signatures. Every request built here must be refused before it can change a store: bodies the buy
- * route would accept go out with a bad shopper token, job bodies are unsigned or malformed, and
- * operator bodies are invalid definitions.
+ * signatures; and, given `fromSchemas`, requests drawn from the OpenAPI document's request schemas (see
+ * fuzz-from-schemas.ts). Every request built here must be refused before it can change a store: bodies
+ * the buy route would accept go out with a bad shopper token, job bodies are unsigned or malformed,
+ * operator bodies are invalid definitions, and schema-drawn requests break their schema.
  */
 import fc from "fast-check";
 
@@ -23,6 +24,8 @@ export type FuzzContext = {
   shopper: string;
   admin: string;
   orderIdLike: string;
+  /** requests breaking the document's request schemas, one violation each */
+  fromSchemas?: fc.Arbitrary<FuzzRequest> | null;
 };
 
 const weird = fc.oneof(
@@ -323,6 +326,7 @@ export function fuzzRequests(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
       { arbitrary: randomPath, weight: 1 },
       { arbitrary: sales, weight: 1 },
       { arbitrary: dev, weight: 1 },
+      ...(ctx.fromSchemas ? [{ arbitrary: ctx.fromSchemas, weight: 9 }] : []),
     )
     .map((req) => ({
       ...req,
@@ -331,7 +335,7 @@ export function fuzzRequests(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
 }
 
 /** A header value fetch accepts (Latin-1, no line breaks). */
-function safeHeader(value: string, emptyOk = false): string {
+export function safeHeader(value: string, emptyOk = false): string {
   const cleaned = value.replace(/[^\x20-\x7e]/g, "?");
   return cleaned || (emptyOk ? "" : "x");
 }

@@ -1,9 +1,10 @@
 import { signDelivery } from "../../local/qstash-delivery";
 import type { AppUnderTest } from "./app";
+import { checkedFetch } from "./openapi-check";
 
 /**
  * Delivers a job to the worker directly, signed as QStash signs it (or not: `signingKey`, `url` and
- * `now` let a test forge, misdirect or age the signature).
+ * `now` let a test forge, misdirect or age the signature). The answer is checked against the OpenAPI document.
  */
 export async function deliverJob(
   app: Pick<AppUnderTest, "worker" | "stack">,
@@ -19,7 +20,7 @@ export async function deliverJob(
     body: new TextEncoder().encode(raw),
     ...(opts.now === undefined ? {} : { now: opts.now }),
   });
-  const res = await fetch(url, {
+  const res = await checkedFetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", "Upstash-Signature": signature },
     body: opts.tamper ? opts.tamper(raw) : raw,

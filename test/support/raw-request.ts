@@ -1,4 +1,5 @@
 import { connect } from "node:net";
+import { checkExchange } from "./openapi-check";
 
 export type StreamedAnswer = {
   /** The HTTP status the server answered with, or 0 when it gave none before `giveUpMs`. */
@@ -16,7 +17,9 @@ export type StreamedAnswer = {
  * that answers early then has read everything sent, so closing the socket cannot reset the connection
  * and drop its answer before the client reads it. With `chunked`, the body goes as Transfer-Encoding: chunked (no Content-Length); otherwise the given headers
  * (e.g. a Content-Length that lies) are sent as they are. The socket is torn down as soon as the status
- * line and the body that came with it are read, so an endless body never has to end.
+ * line and the body that came with it are read, so an endless body never has to end. An answer is checked
+ * against the OpenAPI document the server publishes (see openapi-check.ts): the promise rejects when it
+ * breaks it.
  *
  * @example
  * const answer = await streamRequest(url, { headers: { "Content-Length": "52428800" }, body: stall() });
@@ -32,35 +35,41 @@ export function streamRequest(
   },
 ): Promise<StreamedAnswer> {
   const target = new URL(url);
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const socket = connect(Number(target.port), target.hostname);
     let sentBytes = 0;
-    let received = "";
+    let received = Buffer.alloc(0);
     let settled = false;
     let paused = false;
     let answer = () => {};
     const answered = new Promise<void>((r) => {
       answer = r;
     });
-    const finish = (status: number) => {
+    const finish = () => {
       if (settled) return;
       settled = true;
       answer();
       clearTimeout(timer);
       socket.destroy();
-      resolve({ status, text: received.split("\r\n\r\n").slice(1).join("\r\n\r\n"), sentBytes });
+      const reply = readAnswer(received);
+      const result = { status: reply?.status ?? 0, text: reply?.body ?? "", sentBytes };
+      if (!reply) return resolve(result);
+      // the answer, however hostile the request, must be one the document allows (its body once complete)
+      checkExchange({
+        method: "POST",
+        url,
+        status: reply.status,
+        headers: reply.headers,
+        ...(reply.complete ? { text: reply.body } : {}),
+      }).then(() => resolve(result), reject);
     };
-    const timer = setTimeout(() => finish(0), opts.giveUpMs ?? 20_000);
+    const timer = setTimeout(finish, opts.giveUpMs ?? 20_000);
     socket.on("data", (data) => {
-      received += data.toString("latin1");
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0);
-      const [head, body = ""] = received.split("\r\n\r\n");
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head ?? "")?.[1] ?? Number.NaN);
-      if (status && (body.length >= length || /\r\ntransfer-encoding: *chunked/i.test(head ?? "")))
-        finish(status);
+      received = Buffer.concat([received, data]);
+      if (readAnswer(received)?.complete) finish();
     });
-    socket.on("error", () => finish(Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0)));
-    socket.on("close", () => finish(Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0)));
+    socket.on("error", finish);
+    socket.on("close", finish);
     const write = (data: Uint8Array | string) =>
       new Promise<void>((done) => {
         if (settled || !socket.write(data)) socket.once("drain", done);
@@ -89,6 +98,44 @@ export function streamRequest(
       if (opts.chunked && !settled) await write("0\r\n\r\n");
     });
   });
+}
+
+/**
+ * The HTTP answer in `raw` as far as it arrived: status, headers and body (de-chunked, UTF-8), and
+ * whether it is complete (its Content-Length read, or its last chunk); null before the status line.
+ */
+function readAnswer(
+  raw: Buffer,
+): { status: number; headers: Headers; body: string; complete: boolean } | null {
+  const end = raw.indexOf("\r\n\r\n");
+  const head = raw.subarray(0, end < 0 ? raw.length : end).toString("latin1");
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+  if (!status || end < 0)
+    return status ? { status, headers: new Headers(), body: "", complete: false } : null;
+  const headers = new Headers();
+  for (const line of head.split("\r\n").slice(1)) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  let body = raw.subarray(end + 4);
+  let complete = body.length >= Number(headers.get("content-length") ?? Number.POSITIVE_INFINITY);
+  if (/chunked/i.test(headers.get("transfer-encoding") ?? "")) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (;;) {
+      const lineEnd = body.indexOf("\r\n", at);
+      const size = lineEnd < 0 ? Number.NaN : Number.parseInt(body.subarray(at, lineEnd).toString(), 16);
+      if (!Number.isFinite(size) || body.length < lineEnd + 2 + size) break;
+      if (size === 0) {
+        complete = true;
+        break;
+      }
+      parts.push(body.subarray(lineEnd + 2, lineEnd + 2 + size));
+      at = lineEnd + 4 + size;
+    }
+    body = Buffer.concat(parts);
+  }
+  return { status, headers, body: body.toString("utf8"), complete };
 }
 
 /** `count` chunks of `size` bytes of JSON-ish filler (an endless stream when `count` is Infinity). */

@@ -1,9 +1,11 @@
 /**
  * What an e2e test does to the site besides driving the browser: create sales, mint shopper tokens
- * through the dev login, buy in bursts, read stats — plain fetch, as a script or a shop back end would.
+ * through the dev login, buy in bursts, read stats — plain fetch, as a script or a shop back end would,
+ * each answer checked against the OpenAPI document (see openapi-check.ts).
  */
 import { exampleSecrets } from "../../local/worker-runtime";
 import { saleDefinition } from "./api";
+import { checkedFetch } from "./openapi-check";
 
 export const ADMIN_TOKEN = exampleSecrets().ADMIN_TOKEN as string;
 
@@ -25,7 +27,7 @@ export type Stats = {
 
 export function siteClient(baseUrl: string) {
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${baseUrl}/api/admin${path}`, {
+    const res = await checkedFetch(`${baseUrl}/api/admin${path}`, {
       method,
       headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -35,7 +37,10 @@ export function siteClient(baseUrl: string) {
   };
 
   async function login(userId: string): Promise<string> {
-    const res = await fetch(`${baseUrl}/api/dev/login`, { method: "POST", body: JSON.stringify({ userId }) });
+    const res = await checkedFetch(`${baseUrl}/api/dev/login`, {
+      method: "POST",
+      body: JSON.stringify({ userId }),
+    });
     if (!res.ok) throw new Error(`dev login: ${res.status}`);
     return ((await res.json()) as { token: string }).token;
   }
@@ -53,7 +58,7 @@ export function siteClient(baseUrl: string) {
     stats: (saleId: string) => admin<Stats>("GET", `/sales/${saleId}/stats`),
     adminSales: () => admin<{ sales: SaleBody[] }>("GET", "/sales"),
     async buy(productToken: string, token: string, quantity = 1): Promise<number> {
-      const res = await fetch(`${baseUrl}/api/buy/${productToken}`, {
+      const res = await checkedFetch(`${baseUrl}/api/buy/${productToken}`, {
         method: "POST",
         headers: { Authorization: `Bearer ${token}`, "Idempotency-Key": crypto.randomUUID() },
         body: JSON.stringify({ quantity }),
