@@ -66,6 +66,13 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
   }
 }
 
+/** Codes always answered with a `Retry-After` header (2 s unless the error says otherwise). */
+export const RETRY_AFTER_CODES: ReadonlySet<ErrorCode> = new Set([
+  "RATE_LIMITED",
+  "ORDER_NOT_READY",
+  "UNAVAILABLE",
+]);
+
 /** Extra fields an error body may carry next to code and message (e.g. `remaining`). */
 export type ErrorDetails = Record<string, string | number | boolean | null | Record<string, string>>;
 
@@ -117,7 +124,9 @@ export class DatabaseRefusedError extends Error {
 
 /** Renders the contract's error body `{ error: { code, message, ...details } }`, with Retry-After if given. */
 export function renderError(c: Context, error: ApiError): Response {
-  const { retryAfterSeconds, details } = error.options;
+  const { details } = error.options;
+  const retryAfterSeconds =
+    error.options.retryAfterSeconds ?? (RETRY_AFTER_CODES.has(error.code) ? 2 : undefined);
   if (retryAfterSeconds !== undefined)
     c.header("Retry-After", String(Math.max(1, Math.ceil(retryAfterSeconds))));
   return c.json({ error: { code: error.code, message: error.message, ...details } }, statusOf(error.code));

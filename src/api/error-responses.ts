@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { type ErrorCode, statusOf } from "../errors";
+import { type ErrorCode, RETRY_AFTER_CODES, statusOf } from "../errors";
 
 /** What each error code means, as the document tells a client (and its generator) about it. */
 const MEANING: Record<ErrorCode, string> = {
@@ -27,9 +27,6 @@ const MEANING: Record<ErrorCode, string> = {
   UNAVAILABLE: "A store is unavailable or the sale is being restored; retry after `Retry-After` seconds.",
   INTERNAL: "Something failed on the server's side.",
 };
-
-/** Codes that come with a `Retry-After` header. */
-const RETRY_AFTER: ReadonlySet<ErrorCode> = new Set(["RATE_LIMITED", "ORDER_NOT_READY", "UNAVAILABLE"]);
 
 /**
  * The contract's error body `{"error": {"code", "message", ...details}}` for the given codes. Details are
@@ -64,12 +61,14 @@ export function errorBodySchema(codes: readonly [ErrorCode, ...ErrorCode[]]) {
   });
 }
 
-const retryAfterHeader = {
+/** `Retry-After`, required where every code of the status sends it (429, 503), optional where only some do (409). */
+const retryAfterHeader = (required: boolean) => ({
   "Retry-After": {
     description: "Seconds to wait before retrying (a whole number, at least 1).",
+    required,
     schema: { type: "string" as const, pattern: "^[1-9][0-9]*$" },
   },
-};
+});
 
 /**
  * The `responses` entries of a route's errors: one per status, each listing the codes it can carry and
@@ -88,7 +87,7 @@ export function errorResponses(...codes: ErrorCode[]) {
     number,
     {
       description: string;
-      headers?: typeof retryAfterHeader;
+      headers?: ReturnType<typeof retryAfterHeader>;
       content: { "application/json": { schema: ReturnType<typeof errorBodySchema> } };
     }
   > = {};
@@ -96,7 +95,9 @@ export function errorResponses(...codes: ErrorCode[]) {
     const [first, ...rest] = list as [ErrorCode, ...ErrorCode[]];
     responses[status] = {
       description: list.map((code) => `\`${code}\`: ${MEANING[code]}`).join("\n\n"),
-      ...(list.some((code) => RETRY_AFTER.has(code)) ? { headers: retryAfterHeader } : {}),
+      ...(list.some((code) => RETRY_AFTER_CODES.has(code))
+        ? { headers: retryAfterHeader(list.every((code) => RETRY_AFTER_CODES.has(code))) }
+        : {}),
       content: { "application/json": { schema: errorBodySchema([first, ...rest]) } },
     };
   }

@@ -3,8 +3,7 @@
  * publishes at `GET /api/openapi.json` (fetched and compiled once per server; validators kept per
  * operation and status): so the description cannot drift from the server. A route the document does
  * not describe fails, unless the server answers it the contract's 404 NOT_FOUND (it serves nothing the
- * document leaves out; see openapi-contract.ts), or it lies in an area still being documented on
- * another branch (openapi-pending.ts, transitional). Only the API is in scope: pages and assets (paths
+ * document leaves out; see openapi-contract.ts). Only the API is in scope: pages and assets (paths
  * outside `/api/`) and the document itself are not described by it. The stand-ins are not the engine:
  * tests call them with plain `fetch`.
  *
