@@ -6,7 +6,12 @@ type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 const DESCRIPTION = `A flash-sale engine: shoppers reserve units of a live sale with one atomic step on Redis, the
 order is written to Postgres asynchronously (QStash), and an unpaid order expires and gives its units back
 exactly once. Every error is \`{"error": {"code", "message"}}\` with the status listed per route; times are
-ISO-8601 strings in UTC, money is integer cents. The same contract holds on Cloudflare Workers, Deno and Bun.`;
+ISO-8601 strings in UTC, money is integer cents. The same contract holds on Cloudflare Workers, Deno and Bun.
+
+Request bodies are read as JSON whatever their Content-Type. A request that fails its route's schema is
+400 \`INVALID_REQUEST\` with \`fields\` naming each bad input, and changes nothing. A path that is no
+route is 404 \`NOT_FOUND\`, except under \`/api/admin/\`: there anything without the operator token,
+a path that is no route included, is 401 \`UNAUTHENTICATED\`.`;
 
 /** Declares the three credentials the routes name (see api-router.ts). */
 function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {

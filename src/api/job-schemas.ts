@@ -100,12 +100,20 @@ export const voidJobSchema = jobEntry
 
 /**
  * A field of QStash's callback: taken when it is a `type` (a string, an integer) and ignored otherwise,
- * never refused. The document names the type QStash sends.
+ * never refused (a dead letter is recorded whatever QStash sends). The document accepts any value and
+ * names the type QStash sends in the description.
  */
 const ignoredUnless = <T extends z.ZodType>(schema: T, type: "string" | "integer", description: string) =>
   z
-    .preprocess((v) => (schema.safeParse(v).success ? v : undefined), schema.optional())
-    .openapi({ type, description });
+    .unknown()
+    .transform((v): z.output<T> | undefined => {
+      const taken = schema.safeParse(v);
+      return taken.success ? taken.data : undefined;
+    })
+    .optional()
+    .openapi({
+      description: `${description} QStash sends ${type === "integer" ? "an integer" : "a string"}; a value of another type is ignored, not refused.`,
+    });
 
 /** QStash's failure callback for a job it gave up on; other fields QStash sends are ignored. */
 export const failureCallbackSchema = z
