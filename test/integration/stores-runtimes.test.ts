@@ -52,7 +52,7 @@ describe.each(Object.keys(runtimes))("the TCP stores on %s", (runtime) => {
       piped: ["2", 1],
       atomic: [3, "v"],
       tx: [[{ id: 1, at: "2030-01-02 03:04:05+00" }], [{ n: 1 }]],
-      conflict: "CONFLICT",
+      conflict: "conflict",
     });
   }, 90_000);
 });

@@ -31,7 +31,7 @@ try {
     sql`select count(*)::int as n from ${table}`,
   ]);
   const conflict = await withDb(() => db.execute(sql`insert into ${table} values (1, now())`)).catch(
-    (e: { code?: string }) => e.code,
+    (e: { reason?: string }) => e.reason,
   );
   console.log(
     JSON.stringify({
