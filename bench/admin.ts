@@ -1,6 +1,6 @@
 /** The operator calls the bench needs: create a sale, read its stats (contract: operator routes). */
 
-import type { SaleStats } from "../src/orders/sale-stats";
+import type { SaleStats } from "../src/recovery/sale-stats";
 
 export type { SaleStats };
 

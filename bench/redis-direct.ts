@@ -8,8 +8,8 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { saleKeys } from "../src/sale/keys";
-import { reserveScriptCall } from "../src/sale/reserve-call";
+import { saleKeys } from "../src/stock/keys";
+import { reserveScriptCall } from "../src/stock/reserve-call";
 import { type RedisDelta, RedisStats } from "./redis-stats";
 
 export type DirectRun = {

@@ -14,7 +14,7 @@
 import { readFile } from "node:fs/promises";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { catalogKeys } from "../src/sale/keys";
+import { catalogKeys } from "../src/stock/keys";
 import { checkSale, printCheck } from "./checker";
 import type { Op } from "./history";
 

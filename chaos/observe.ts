@@ -1,11 +1,11 @@
 /**
  * Reads one sale's state straight from the stores, bypassing the worker: the Redis keys of
- * src/sale/keys.ts over a direct connection and the Postgres tables over a direct pool. The checker
+ * src/stock/keys.ts over a direct connection and the Postgres tables over a direct pool. The checker
  * judges this against the history.
  */
 import type { Redis } from "ioredis";
 import type pg from "pg";
-import { saleKeys } from "../src/sale/keys";
+import { saleKeys } from "../src/stock/keys";
 import type { Op } from "./history";
 
 export type LedgerEntry = {

@@ -4,7 +4,7 @@
  * unpaid order's window is still open or unexpired, and every expired or cancelled order's units are
  * back. Reads the stores directly; returns how long it took or throws what was left.
  */
-import { saleKeys } from "../src/sale/keys";
+import { saleKeys } from "../src/stock/keys";
 import type { AppUnderTest } from "../test/support/app";
 
 export type Remaining = { queued: number; outbox: number; awaiting: number; unrestored: number };

@@ -20,7 +20,7 @@
     {4, 0, 0, 0, 0}                      NOT_INITIALISED (no meta hash with an "epoch": lost or partial)
     {5, remaining, stock, epoch, delta}  ID_REUSED (same id applied with another delta, returned; nothing changed)
 
-  Ledger entry written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+  Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "a:<adjustmentId>"  {type = "adjust", adjustmentId, delta, before, after, at, epoch}
 ]]
 local delta = tonumber(ARGV[3])

@@ -22,7 +22,7 @@
     {3, 0, 0}                NOT_INITIALISED (nothing changed; try again after the rebuild)
     {4, 0, 0}                OTHER_EPOCH (nothing changed; try again)
 
-  Ledger entry written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+  Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, epoch,
                    late = true} (no expiresAt: the order's payment window is Postgres's)
 ]]

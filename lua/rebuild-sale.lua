@@ -13,7 +13,7 @@
     cancelled or expired since): its units are given back here, not counted again.
   Adjustment entries ("a:") are not kept: the stock comes from Postgres, which counts exactly the
   adjustments it recorded; one applied only in the old state is gone with it, and a retry of its id
-  must apply it afresh (src/sale/stock-adjustment.ts), which a kept entry would refuse forever.
+  must apply it afresh (src/sales/stock-adjustment.ts), which a kept entry would refuse forever.
 
   KEYS[1]  meta      hash (replaced; must include "epoch")
   KEYS[2]  stock     string: units remaining
@@ -33,8 +33,8 @@
   Returns {1, orderId, document, ...} REBUILT (each queued order kept, with its document), or
   {2, currentEpoch} STALE (a newer rebuild is already in place; nothing changed).
 
-  Ledger entries written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
-  those of ARGV[4] (rebuilt = true, encoded by src/sale/rebuild-sale.ts), the kept "x:" entries
+  Ledger entries written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
+  those of ARGV[4] (rebuilt = true, encoded by src/recovery/rebuild.ts), the kept "x:" entries
   unchanged, and per kept queued order its old reservation entry or, without one,
     "r:<orderId>"  {type = "reserve", orderId, userId, quantity, at, expiresAt, epoch, kept = true}
                    (from its queued document; at = the document's createdAt)

@@ -48,7 +48,7 @@
   its way and lands later (after a resume, a new rate-limit window, units coming back) reserves nothing
   (code 11) behind the refusal the shopper was given.
 
-  Returns an array whose first element is the code (src/sale/reserve-outcome.ts maps them):
+  Returns an array whose first element is the code (src/stock/reserve-outcome.ts maps them):
     {1, orderId, quantity, expiresAtMs, remaining, epoch}        RESERVED now
     {1, orderId, quantity, expiresAtMs, remaining, epoch, 1, pending}
                                                      RESERVED earlier (a replay; `remaining` is the
@@ -69,7 +69,7 @@
     {11}                                             VOIDED: this order id was voided (or is final);
                                                      nothing reserved, nothing stored as an answer
 
-  Ledger entries written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+  Ledger entries written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, expiresAt, epoch};
                    a keyed replay that returns the reservation adds claimed = true
     "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void",

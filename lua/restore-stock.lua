@@ -25,7 +25,7 @@
     {3, 0}          NOT_INITIALISED (nothing changed)
     {4, remaining}  NOT_RESERVED here (nothing to give back; only the "x:" entry written)
 
-  Ledger entry written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+  Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason}, with
                    counted = false (before = after) when the order was not reserved here
 ]]

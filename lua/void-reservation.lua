@@ -11,7 +11,7 @@
   - A reservation that is not claimed: given back exactly as restore-stock.lua gives back a cancelled
     order (stock, holding, "x:" entry, queued document and outbox entry removed), and the
     Idempotency-Key's stored answer is dropped when it is this reservation (a keyed retry buys afresh).
-    The caller then records the order in Postgres as cancelled and restored (src/orders/void-order.ts).
+    The caller then records the order in Postgres as cancelled and restored (src/buy/void-attempt.ts).
   - A claimed reservation is left alone. A keyed retry that got this reservation back as a replay told
     the shopper its order id (reserve-stock.lua marks the entry `claimed`): it is the shopper's order.
     Entries written by a rebuild or a late count (`rebuilt`, `kept`, `late`) may have lost that mark, so
@@ -39,7 +39,7 @@
     {4, ""}     NOT_RESERVED: nothing was reserved; the tombstone is written
     {5, entry}  CLAIMED: the shopper holds this order; nothing changed
 
-  Ledger entry written (JSON; the type, its encoder and its parser are src/sale/ledger-entry.ts):
+  Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void"}, with
                    counted = false (before = after) for the tombstone of an order id never reserved
 ]]

@@ -17,12 +17,12 @@ const REDIS_TIMEOUT_MS = 2_000;
  */
 export type Services = {
   config: Config;
-  /** Redis, with `createScript` for the Lua scripts (src/sale/scripts.ts). */
+  /** Redis, with `createScript` for the Lua scripts (src/stock/script.ts). */
   redis: RedisStore;
   db: Db;
   /** Publishes the order pipeline's jobs (src/orders/enqueue-order.ts). */
   qstash: QStashClient;
-  /** Milliseconds since the epoch (the store's clock is src/sale/store-clock.ts). */
+  /** Milliseconds since the epoch (the store's clock is src/stores/store-clock.ts). */
   clock: () => number;
   /** Which drivers were chosen (logged at start by server runtimes). */
   drivers: { redis: "upstash-rest" | "tcp"; db: "neon-http" | "tcp" };

@@ -16,7 +16,7 @@ const SKEW_MS = 2_000;
  * 1. The sale window is decided by the time the reservation script is given: the script reads no clock
  *    (no TIME), and "isolates" skewed by up to ±2 s (the script run directly with a skewed `now`) get
  *    NOT_STARTED exactly when their `now` is before the start, ENDED exactly when it is at or after the
- *    end, and a reservation otherwise. The worker gives it the store's time (src/sale/store-clock.ts:
+ *    end, and a reservation otherwise. The worker gives it the store's time (src/stores/store-clock.ts:
  *    Redis TIME plus the offset it measured), so its own clock's skew does not move the window; its
  *    answers agree with the clock of the machine both run on: no 202 before the start or after the
  *    end, no NOT_STARTED after it opened, no ENDED before it closed.
@@ -53,7 +53,7 @@ export const clockSkew: Scenario = {
 async function reopen(ctx: ScenarioContext): Promise<{ startsAt: number; endsAt: number }> {
   const startsAt = Date.now() + ctx.ms(2_000, 4_000);
   const endsAt = startsAt + ctx.ms(6_000, 20_000);
-  const { saleKeys } = await import("../../src/sale/keys");
+  const { saleKeys } = await import("../../src/stock/keys");
   await ctx.app.db.query("update sales set starts_at = $2, ends_at = $3 where id = $1", [
     ctx.sale.saleId,
     new Date(startsAt),

@@ -1,4 +1,4 @@
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import { ADMIN_TOKEN } from "../../test/support/shopper";
 import type { Scenario, ScenarioContext } from "../scenario";
 

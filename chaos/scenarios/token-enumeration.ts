@@ -1,4 +1,4 @@
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import { enumerateTokens, untilWritten } from "../enumerate";
 import type { Scenario } from "../scenario";
 

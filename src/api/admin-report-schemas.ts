@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import type { ReconcileReport } from "../orders/reconcile-sale";
-import type { SaleStats } from "../orders/sale-stats";
-import type { RebuildReport } from "../sale/rebuild-sale";
-import type { TimelinePoint } from "../sale/timeline";
+import type { RebuildReport } from "../recovery/rebuild";
+import type { ReconcileReport } from "../recovery/reconcile-sale";
+import type { SaleStats } from "../recovery/sale-stats";
+import type { TimelinePoint } from "../stock/timeline";
 
 const count = (description: string, example: number) => z.int().min(0).openapi({ description, example });
 const orderIds = (description: string) =>

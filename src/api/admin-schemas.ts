@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { SaleDefinition } from "../sale/create-sale";
+import type { SaleDefinition } from "../sales/create-sale";
 import { idempotencyKeyHeader } from "./buy-schemas";
 import { saleSchema } from "./sale-schemas";
 

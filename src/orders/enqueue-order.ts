@@ -1,7 +1,7 @@
 import type { Config } from "../env";
 import { StoreUnavailableError } from "../errors";
-import type { VoidRequest } from "../sale/void-reservation";
 import type { Services } from "../services";
+import type { VoidRequest } from "../stock/void-reservation";
 import type { QueuedOrder } from "./order-view";
 
 /** Job routes QStash delivers to (relative to PUBLIC_URL). */
@@ -111,7 +111,7 @@ export async function enqueueOrders(
 const VOID_DELAY_SECONDS = 5;
 
 /**
- * Hands the void of an unanswered buy attempt to QStash (src/orders/void-order.ts): delivered a few
+ * Hands the void of an unanswered buy attempt to QStash (src/buy/void-attempt.ts): delivered a few
  * seconds later to `/api/jobs/void-reservation`, retried while the stores are down, one per order id.
  */
 export async function enqueueVoid({ config, qstash }: PublishDeps, req: VoidRequest): Promise<void> {

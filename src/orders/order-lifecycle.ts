@@ -1,6 +1,6 @@
-import { restoreStock } from "../sale/restore-stock";
-import { soldOutCache } from "../sale/sold-out-cache";
+import { soldOutCache } from "../memory/sold-out";
 import type { Deps } from "../services";
+import { restoreStock } from "../stock/restore-stock";
 import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";
 import { writeAndAck } from "./order-write-job";

@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from "../errors";
-import { debitStock } from "../sale/debit-stock";
+import { debitStock } from "../stock/debit-stock";
 import type { LifecycleDeps } from "./order-lifecycle";
 import { findOrder } from "./order-repository";
 import type { OrderRow, QueuedOrder } from "./order-view";

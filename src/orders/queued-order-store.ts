@@ -1,6 +1,6 @@
-import { withRedis } from "../redis";
-import { saleKeys } from "../sale/keys";
+import { saleKeys } from "../stock/keys";
 import type { RedisStore as Redis } from "../stores/redis-store";
+import { withRedis } from "../stores/with-redis";
 import { parseQueuedOrder, type QueuedOrder } from "./order-view";
 
 /** The queued order document the reservation script wrote, or null once the pipeline took over. */

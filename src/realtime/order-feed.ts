@@ -1,11 +1,11 @@
 import type { Db } from "../db/client";
+import { type Frame, frameOf, keepSame } from "../memory/frame";
+import { createSharedSnapshot, type SharedSnapshot } from "../memory/shared-snapshot";
 import { findOrders } from "../orders/order-repository";
 import { type OrderView, parseQueuedOrder, queuedView, rowView } from "../orders/order-view";
-import { withRedis } from "../redis";
-import { saleKeys } from "../sale/keys";
+import { saleKeys } from "../stock/keys";
 import type { RedisStore as Redis } from "../stores/redis-store";
-import { type Frame, frameOf, keepSame } from "./frame";
-import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
+import { withRedis } from "../stores/with-redis";
 
 /**
  * A watched order's finished `order` event with its owner: a stream writes it only to a shopper whose id

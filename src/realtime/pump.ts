@@ -1,4 +1,4 @@
-import { eventText, type Frame } from "./frame";
+import { eventText, type Frame } from "../memory/frame";
 
 /**
  * One stream's loop, in its own request's context: writes the first frame at once, then every `tickMs`

@@ -1,10 +1,10 @@
-import { withRedis } from "../redis";
-import { toRecord } from "../redis-reply";
-import { saleKeys } from "../sale/keys";
-import { fromMetaFields, type SaleRecord, type SaleView, toSaleView } from "../sale/sale-record";
+import { fromMetaFields, type SaleRecord, type SaleView, toSaleView } from "../catalog/sale-record";
+import { type Frame, frameOf, keepSame } from "../memory/frame";
+import { createSharedSnapshot, type SharedSnapshot } from "../memory/shared-snapshot";
+import { saleKeys } from "../stock/keys";
+import { toRecord } from "../stores/redis-reply";
 import type { RedisStore as Redis } from "../stores/redis-store";
-import { type Frame, frameOf, keepSame } from "./frame";
-import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
+import { withRedis } from "../stores/with-redis";
 
 /**
  * The sales watched in this isolate or process, read through one feed: one pipeline (HGETALL meta + GET

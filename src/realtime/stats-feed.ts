@@ -1,8 +1,8 @@
 import type { Deps } from "../context";
-import { type SaleStats, saleStats } from "../orders/sale-stats";
-import { readTimeline, type TimelinePoint } from "../sale/timeline";
-import { type Frame, frameOf, keepSame } from "./frame";
-import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
+import { type Frame, frameOf, keepSame } from "../memory/frame";
+import { createSharedSnapshot, type SharedSnapshot } from "../memory/shared-snapshot";
+import { type SaleStats, saleStats } from "../recovery/sale-stats";
+import { readTimeline, type TimelinePoint } from "../stock/timeline";
 
 /** What the operator's live view shows of a sale: `GET …/stats` and `GET …/timeline`, as they answer. */
 export type OperatorFigures = { stats: SaleStats; timeline: { points: TimelinePoint[]; serverTime: string } };

@@ -1,4 +1,4 @@
-import { createLeases, type Lease } from "./leases";
+import { createLeases, type Lease } from "../memory/leases";
 
 /**
  * How long a stream that stopped ticking still holds its slot: workerd drops the context of a request

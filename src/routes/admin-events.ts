@@ -2,10 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { apiRouter, OPERATOR } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { saleIdParam } from "../api/sale-schemas";
+import { readSale } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError } from "../errors";
 import { figuresFrame, readFigureFrames, readSaleFigures, statsFeed } from "../realtime/stats-feed";
-import { readSale } from "../sale/sale-store";
 import { eventStream, holding, slotFor } from "./events";
 
 /** The operator's figures are read at most once a second per isolate, however many pages watch. */

@@ -12,10 +12,10 @@ import { saleIdParam } from "../api/sale-schemas";
 import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { listDeadLetters } from "../orders/dead-letters";
-import { reconcileSale } from "../orders/reconcile-sale";
-import { saleStats } from "../orders/sale-stats";
-import { rebuildSale } from "../sale/rebuild-sale";
-import { readTimeline } from "../sale/timeline";
+import { rebuildSale } from "../recovery/rebuild";
+import { reconcileSale } from "../recovery/reconcile-sale";
+import { saleStats } from "../recovery/sale-stats";
+import { readTimeline } from "../stock/timeline";
 import { existingSale } from "./admin";
 import { forgetSaleList } from "./sales";
 

@@ -9,10 +9,10 @@ import { apiRouter, json, OPERATOR } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { jsonBody } from "../api/json-body";
 import { saleIdParam } from "../api/sale-schemas";
+import { toSaleView } from "../catalog/sale-record";
 import { deps } from "../context";
 import { ApiError, StoreUnavailableError } from "../errors";
-import { toSaleView } from "../sale/sale-record";
-import { type AdjustmentResult, applyStockAdjustment } from "../sale/stock-adjustment";
+import { type AdjustmentResult, applyStockAdjustment } from "../sales/stock-adjustment";
 import { existingSale } from "./admin";
 import { forgetSaleList } from "./sales";
 

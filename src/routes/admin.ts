@@ -9,12 +9,12 @@ import { apiRouter, json, OPERATOR } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { jsonBody } from "../api/json-body";
 import { saleIdParam } from "../api/sale-schemas";
+import { type OperatorSaleView, type SaleRecord, toSaleView } from "../catalog/sale-record";
+import { setSalePausedInDb } from "../catalog/sale-repository";
+import { readAllSales, readSale, setSalePaused } from "../catalog/sale-store";
 import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
-import { type CreateSaleOutcome, createSale } from "../sale/create-sale";
-import { type OperatorSaleView, type SaleRecord, toSaleView } from "../sale/sale-record";
-import { setSalePausedInDb } from "../sale/sale-repository";
-import { readAllSales, readSale, setSalePaused } from "../sale/sale-store";
+import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
 import { forgetSaleList } from "./sales";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };

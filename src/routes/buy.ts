@@ -9,21 +9,21 @@ import {
 } from "../api/buy-schemas";
 import { errorResponses } from "../api/error-responses";
 import { jsonBody } from "../api/json-body";
+import { clientIp } from "../buy/client-ip";
+import { countSoldOutFromMemory } from "../buy/sold-out-answers";
+import { resolveUnanswered } from "../buy/void-attempt";
+import { CatalogMissingError, resolveProductToken } from "../catalog/catalog";
+import { looksLikeProductToken } from "../catalog/product-token";
 import { deps } from "../context";
 import { ApiError, StoreUnavailableError } from "../errors";
 import { newOrderId } from "../ids";
+import { soldOutCache } from "../memory/sold-out";
 import { authenticateShopper } from "../middleware/shopper-auth";
 import { publishSoon } from "../orders/publish-buffer";
-import { resolveUnanswered } from "../orders/void-order";
-import { CatalogMissingError, resolveProductToken } from "../sale/catalog";
-import { clientIp } from "../sale/client-ip";
-import { countSoldOutFromMemory } from "../sale/memory-answers";
-import { looksLikeProductToken } from "../sale/product-token";
-import { recoverLostSales } from "../sale/recover-sales";
-import type { ReserveOutcome } from "../sale/reserve-outcome";
-import { reserveStock } from "../sale/reserve-stock";
-import { soldOutCache } from "../sale/sold-out-cache";
-import { storeNow } from "../sale/store-clock";
+import { recoverLostSales } from "../recovery/recover-sales";
+import type { ReserveOutcome } from "../stock/reserve-outcome";
+import { reserveStock } from "../stock/reserve-stock";
+import { storeNow } from "../stores/store-clock";
 
 export const buyRoute = createRoute({
   method: "post",

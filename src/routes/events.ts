@@ -7,14 +7,14 @@ import { saleIdParam } from "../api/sale-schemas";
 import { type AppContext, configOf, type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
+import type { Lease } from "../memory/leases";
 import { shopperAuth } from "../middleware/shopper-auth";
-import type { Lease } from "../realtime/leases";
 import { orderFeed, ownFrame, readOrders } from "../realtime/order-feed";
 import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
 import { readSaleFrames, saleFeed } from "../realtime/sale-feed";
 import { sseBody } from "../realtime/sse-body";
 import { takeStreamSlot } from "../realtime/stream-slots";
-import { storeNow } from "../sale/store-clock";
+import { storeNow } from "../stores/store-clock";
 import { unknownOrder } from "./order-refusals";
 
 const WRITE_TIMEOUT_MS = 4_000;

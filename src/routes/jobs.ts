@@ -10,13 +10,13 @@ import {
   voidJobSchema,
   voidResultSchema,
 } from "../api/job-schemas";
+import { voidAttempt } from "../buy/void-attempt";
 import { configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { qstashSignature } from "../middleware/qstash-signature";
 import { recordDeadLetter } from "../orders/dead-letters";
 import { expireOrders } from "../orders/order-lifecycle";
 import { writeAndAck } from "../orders/order-write-job";
-import { voidAttempt } from "../orders/void-order";
 
 /**
  * The largest job body taken: 50 orders of at most about 1 KiB each (ids, numbers and a 128-character

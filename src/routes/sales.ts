@@ -2,12 +2,12 @@ import { createRoute } from "@hono/zod-openapi";
 import { apiRouter, json } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { saleIdParam, saleListSchema, saleSchema } from "../api/sale-schemas";
+import type { SaleRecord } from "../catalog/sale-record";
+import { saleStatus, toSaleView } from "../catalog/sale-record";
+import { readAllSales } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError } from "../errors";
-import type { SaleRecord } from "../sale/sale-record";
-import { saleStatus, toSaleView } from "../sale/sale-record";
-import { readAllSales } from "../sale/sale-store";
-import { storeNow } from "../sale/store-clock";
+import { storeNow } from "../stores/store-clock";
 
 const LIST_CACHE_MS = 500;
 let listCache: { at: number; sales: SaleRecord[] } | null = null;

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
-import { sweep } from "../orders/sweep";
+import { sweep } from "../recovery/sweep";
 import { createServices, depsAt } from "../services";
 import { connectPostgresTcp } from "../stores/postgres-tcp";
 import { connectRedisTcp } from "../stores/redis-tcp";

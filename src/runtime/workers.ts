@@ -1,6 +1,6 @@
 import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
-import { sweep } from "../orders/sweep";
+import { sweep } from "../recovery/sweep";
 import { createServices, depsAt, type Services } from "../services";
 
 let services: Services | undefined;

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import {
   DESKTOP,
   hasChromium,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import { type AppUnderTest, startApp } from "../support/app";
 import { reserve } from "../support/lua";
 

@@ -8,7 +8,7 @@ import { CHAOS_VARS } from "../../chaos/scenario";
 import { settle } from "../../chaos/settle";
 import { runWorkload } from "../../chaos/workload";
 import { newOrderId } from "../../src/ids";
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import { type AppUnderTest, startApp } from "../support/app";
 
 let app: AppUnderTest;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enumerateTokens, untilWritten } from "../../chaos/enumerate";
 import { signDelivery } from "../../local/qstash-delivery";
 import { newOrderId } from "../../src/ids";
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import { type AppUnderTest, startApp } from "../support/app";
 import { rowCounts } from "../support/db-inspect";
 import { schemaFuzzRequests } from "../support/fuzz-from-schemas";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkSale } from "../../chaos/checker";
 import { type RecordingClient, recordingClient } from "../../chaos/client";
 import { History, type Op } from "../../chaos/history";
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import { type AppUnderTest, startApp } from "../support/app";
 import { deliverJob } from "../support/jobs";
 

@@ -11,10 +11,10 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../local/migrate";
 import { type PostgresProcess, startPostgres } from "../../local/postgres-process";
+import { insertSale } from "../../src/catalog/sale-repository";
 import { newOrderId, newSaleId } from "../../src/ids";
 import type { QueuedOrder } from "../../src/orders/order-view";
 import { writeOrders } from "../../src/orders/order-writes";
-import { insertSale } from "../../src/sale/sale-repository";
 import { connectPostgresTcp, type PostgresTcpStore } from "../../src/stores/postgres-tcp";
 
 let dir: string;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import { type AppUnderTest, startApp } from "../support/app";
 import { deliverJob } from "../support/jobs";
 import { reserve } from "../support/lua";

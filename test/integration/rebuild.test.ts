@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
-import { saleKeys } from "../../src/sale/keys";
-import { encodeLedgerEntry, ledgerField } from "../../src/sale/ledger-entry";
+import { saleKeys } from "../../src/stock/keys";
+import { encodeLedgerEntry, ledgerField } from "../../src/stock/ledger-entry";
 import { type AppUnderTest, startApp } from "../support/app";
 import { lua, rebuild, reserve, restore } from "../support/lua";
 

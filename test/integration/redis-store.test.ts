@@ -1,6 +1,6 @@
 /**
  * The same RedisStore assertions against both adapters, over a real redis-server: the Upstash REST
- * client (configured as src/redis.ts does, through the local Upstash stand-in) and the TCP adapter.
+ * client (configured as src/stores/with-redis.ts does, through the local Upstash stand-in) and the TCP adapter.
  * Equal expectations mean equal reply shapes. Then what only TCP has to get right: the NOSCRIPT
  * fallback on its own connection, and failing fast (not queueing) while redis-server is down.
  */
@@ -9,7 +9,7 @@ import IORedis from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
 import { startUpstashRedisServer, type UpstashRedisServer } from "../../local/upstash-redis-server";
-import { toRecord } from "../../src/redis-reply";
+import { toRecord } from "../../src/stores/redis-reply";
 import type { RedisStore } from "../../src/stores/redis-store";
 import { connectRedisTcp, type RedisTcpStore } from "../../src/stores/redis-tcp";
 

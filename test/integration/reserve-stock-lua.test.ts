@@ -1,14 +1,14 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
-import { saleKeys } from "../../src/sale/keys";
+import { saleKeys } from "../../src/stock/keys";
 import {
   encodeLedgerEntry,
   type LedgerEntry,
   ledgerFieldOf,
   parseLedgerEntry,
   type ReservationEntry,
-} from "../../src/sale/ledger-entry";
+} from "../../src/stock/ledger-entry";
 import { initSale, lua, rebuild, reserve, restore, voidReservation } from "../support/lua";
 
 let server: RedisProcess;
@@ -374,7 +374,7 @@ async function readLedger(): Promise<Record<string, LedgerEntry>> {
   return ledger;
 }
 
-describe("what the Lua scripts write into the ledger parses with src/sale/ledger-entry.ts", () => {
+describe("what the Lua scripts write into the ledger parses with src/stock/ledger-entry.ts", () => {
   beforeEach(async () => {
     await initSale(redis, saleId, {
       stock: 20,

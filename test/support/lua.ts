@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Redis } from "ioredis";
-import { saleKeys } from "../../src/sale/keys";
-import { reserveScriptCall } from "../../src/sale/reserve-call";
+import { saleKeys } from "../../src/stock/keys";
+import { reserveScriptCall } from "../../src/stock/reserve-call";
 
 const root = resolve(import.meta.dirname, "../..");
 export const lua = (name: string) => readFileSync(join(root, "lua", `${name}.lua`), "utf8");
@@ -48,7 +48,7 @@ export type Attempt = {
   rerun?: boolean;
 };
 
-/** Runs reserve-stock.lua directly, with the KEYS/ARGV layout of src/sale/reserve-stock.ts. */
+/** Runs reserve-stock.lua directly, with the KEYS/ARGV layout of src/stock/reserve-stock.ts. */
 export function reserve(redis: Redis, saleId: string, a: Attempt): Promise<(string | number)[]> {
   const { keys, args } = reserveScriptCall(
     {
@@ -75,7 +75,7 @@ export function restore(
   return redis.eval(lua("restore-stock"), 6, ...saleState(saleId), ...args) as Promise<(string | number)[]>;
 }
 
-/** Runs void-reservation.lua directly, with the KEYS/ARGV layout of src/sale/void-reservation.ts. */
+/** Runs void-reservation.lua directly, with the KEYS/ARGV layout of src/stock/void-reservation.ts. */
 export function voidReservation(
   redis: Redis,
   saleId: string,
@@ -95,8 +95,8 @@ export function voidReservation(
 }
 
 /**
- * Runs rebuild-sale.lua directly, with the KEYS/ARGV layout of src/sale/rebuild-sale.ts: `ledger` maps
- * fields to encoded entries (src/sale/ledger-entry.ts), `settled` the final orders the rebuild settled.
+ * Runs rebuild-sale.lua directly, with the KEYS/ARGV layout of src/recovery/rebuild.ts: `ledger` maps
+ * fields to encoded entries (src/stock/ledger-entry.ts), `settled` the final orders the rebuild settled.
  */
 export function rebuild(
   redis: Redis,

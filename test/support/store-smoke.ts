@@ -9,8 +9,8 @@
 import process from "node:process";
 import { sql } from "drizzle-orm";
 import { withDb } from "../../src/db/client";
-import { toRecord } from "../../src/redis-reply";
 import { connectPostgresTcp } from "../../src/stores/postgres-tcp";
+import { toRecord } from "../../src/stores/redis-reply";
 import { connectRedisTcp } from "../../src/stores/redis-tcp";
 
 const runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";

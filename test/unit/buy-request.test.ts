@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { apiRouter } from "../../src/api/api-router";
+import { clientIp } from "../../src/buy/client-ip";
 import { renderError, toApiError } from "../../src/errors";
 import { buyRoute } from "../../src/routes/buy";
-import { clientIp } from "../../src/sale/client-ip";
 
 /** The buy route's own description (schemas and body middleware) in front of a handler that echoes what passed. */
 const echo = apiRouter()

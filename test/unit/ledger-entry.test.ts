@@ -10,7 +10,7 @@ import {
   parseLedgerEntry,
   parseLedgerField,
   reservedOrder,
-} from "../../src/sale/ledger-entry";
+} from "../../src/stock/ledger-entry";
 
 const root = resolve(import.meta.dirname, "../..");
 const id = fc.string({ minLength: 1, maxLength: 30 });
@@ -137,7 +137,7 @@ describe("the ledger entry", () => {
     ]);
     for (const file of writers) {
       const header = readFileSync(join(root, "lua", file), "utf8").split("]]")[0] ?? "";
-      expect(header, file).toContain("src/sale/ledger-entry.ts");
+      expect(header, file).toContain("src/stock/ledger-entry.ts");
     }
   });
 });

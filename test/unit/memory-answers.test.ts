@@ -1,7 +1,7 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { saleKeys } from "../../src/sale/keys";
-import { countSoldOutFromMemory, forgetMemoryAnswers } from "../../src/sale/memory-answers";
+import { countSoldOutFromMemory, forgetMemoryAnswers } from "../../src/buy/sold-out-answers";
+import { saleKeys } from "../../src/stock/keys";
 
 /** A pipeline that records the commands each exec sends. */
 function recordingRedis() {

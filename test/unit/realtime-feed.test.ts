@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
+import type { SaleRecord } from "../../src/catalog/sale-record";
+import { type Frame, frameOf, keepSame } from "../../src/memory/frame";
+import { createLeases } from "../../src/memory/leases";
+import { createSharedSnapshot } from "../../src/memory/shared-snapshot";
 import type { OrderView } from "../../src/orders/order-view";
-import { type Frame, frameOf, keepSame } from "../../src/realtime/frame";
-import { createLeases } from "../../src/realtime/leases";
 import { ownFrame, type WatchedOrder, watchedOrder } from "../../src/realtime/order-feed";
 import { type EventSink, firstEventId, pumpEvents } from "../../src/realtime/pump";
 import { saleFrame } from "../../src/realtime/sale-feed";
-import { createSharedSnapshot } from "../../src/realtime/shared-snapshot";
-import type { SaleRecord } from "../../src/sale/sale-record";
 
 describe("the shared snapshot", () => {
   it("reads once per interval for all watched keys, however many streams ask", async () => {

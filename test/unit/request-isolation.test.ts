@@ -1,11 +1,11 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { forgetCatalog, resolveProductToken } from "../../src/catalog/catalog";
+import { buildTokenFilter } from "../../src/catalog/token-filter";
 import { enqueueOrders, type PublishDeps } from "../../src/orders/enqueue-order";
 import type { QueuedOrder } from "../../src/orders/order-view";
 import { publishSoon } from "../../src/orders/publish-buffer";
-import { forgetCatalog, resolveProductToken } from "../../src/sale/catalog";
-import { forgetStoreClock, storeNow } from "../../src/sale/store-clock";
-import { buildTokenFilter } from "../../src/sale/token-filter";
+import { forgetStoreClock, storeNow } from "../../src/stores/store-clock";
 
 vi.mock("../../src/orders/enqueue-order", () => ({ enqueueOrders: vi.fn() }));
 

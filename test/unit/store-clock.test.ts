@@ -1,6 +1,6 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { beforeEach, describe, expect, it } from "vitest";
-import { forgetStoreClock, storeNow } from "../../src/sale/store-clock";
+import { forgetStoreClock, storeNow } from "../../src/stores/store-clock";
 
 /** A stand-in whose TIME runs `skewMs` ahead of the local clock and takes `rttMs` to answer. */
 function fakeRedis(clock: { now: number }, skewMs: number, rttMs: number) {

@@ -1,10 +1,10 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { encodeLedgerEntry } from "../../src/sale/ledger-entry";
+import { encodeLedgerEntry } from "../../src/stock/ledger-entry";
 
 const enqueueVoid = vi.fn(async () => {});
 vi.mock("../../src/orders/enqueue-order", () => ({ enqueueVoid }));
-const { resolveUnanswered } = await import("../../src/orders/void-order");
+const { resolveUnanswered } = await import("../../src/buy/void-attempt");
 
 const req = {
   saleId: "s00000000001",

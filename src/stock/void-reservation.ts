@@ -1,9 +1,9 @@
 import type { QueuedOrder } from "../orders/order-view";
-import { withRedis } from "../redis";
 import type { RedisStore as Redis } from "../stores/redis-store";
+import { withRedis } from "../stores/with-redis";
 import { saleKeys } from "./keys";
 import { parseLedgerEntry, reservedOrder } from "./ledger-entry";
-import { runScript, type ScriptReply } from "./scripts";
+import { runScript, type ScriptReply } from "./script";
 
 /** A buy attempt the server gave up on: what void-reservation.lua needs to know about it. */
 export type VoidRequest = {

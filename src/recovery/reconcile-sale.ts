@@ -1,21 +1,21 @@
 import { sql } from "drizzle-orm";
+import { setSalePausedInDb } from "../catalog/sale-repository";
+import { setSalePaused } from "../catalog/sale-store";
 import { withDb } from "../db/client";
-import { withRedis } from "../redis";
-import { toRecord } from "../redis-reply";
-import { saleKeys } from "../sale/keys";
+import { enqueueOrders } from "../orders/enqueue-order";
+import type { QueuedOrder } from "../orders/order-view";
+import { type AppliedAdjustment, recordAppliedAdjustments } from "../sales/stock-adjustment";
+import type { Deps } from "../services";
+import { saleKeys } from "../stock/keys";
 import {
   type LedgerEntry,
   ledgerField,
   ledgerFieldOf,
   parseLedgerEntry,
   reservedOrder,
-} from "../sale/ledger-entry";
-import { setSalePausedInDb } from "../sale/sale-repository";
-import { setSalePaused } from "../sale/sale-store";
-import { type AppliedAdjustment, recordAppliedAdjustments } from "../sale/stock-adjustment";
-import type { Deps } from "../services";
-import { enqueueOrders } from "./enqueue-order";
-import type { QueuedOrder } from "./order-view";
+} from "../stock/ledger-entry";
+import { toRecord } from "../stores/redis-reply";
+import { withRedis } from "../stores/with-redis";
 import { type SaleStats, saleStats } from "./sale-stats";
 
 const DRIFT_RECHECK_MS = 1_000;

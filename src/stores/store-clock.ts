@@ -1,4 +1,4 @@
-import type { RedisStore as Redis } from "../stores/redis-store";
+import type { RedisStore as Redis } from "./redis-store";
 
 const DEFAULT_REFRESH_MS = 60_000;
 type Offset = { ms: number; measuredAt: number };

@@ -1,6 +1,6 @@
+import { saleKeys } from "../stock/keys";
+import { TIMELINE_TTL_SECONDS } from "../stock/reserve-call";
 import type { RedisStore as Redis } from "../stores/redis-store";
-import { saleKeys } from "./keys";
-import { TIMELINE_TTL_SECONDS } from "./reserve-call";
 
 /** The reservation script's code for "sold out", under which the operator chart counts 410s. */
 const SOLD_OUT_CODE = 10;

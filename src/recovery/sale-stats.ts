@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
-import { withRedis } from "../redis";
-import { toRecord } from "../redis-reply";
-import { saleKeys } from "../sale/keys";
-import { parseLedgerField } from "../sale/ledger-entry";
+import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
 import type { Deps } from "../services";
-import { parseQueuedOrder, type QueuedOrder } from "./order-view";
+import { saleKeys } from "../stock/keys";
+import { parseLedgerField } from "../stock/ledger-entry";
+import { toRecord } from "../stores/redis-reply";
+import { withRedis } from "../stores/with-redis";
 
 export type SaleStats = {
   stock: number;

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from "./errors";
+import { StoreUnavailableError } from "../errors";
 
 /** Runs a Redis call; any failure of the store becomes a {@link StoreUnavailableError} (answered 503). */
 export async function withRedis<T>(call: () => Promise<T>): Promise<T> {

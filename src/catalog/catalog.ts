@@ -1,8 +1,8 @@
 import type { BloomFilter } from "bloom-filters";
 import { StoreUnavailableError } from "../errors";
-import { withRedis } from "../redis";
+import { catalogKeys } from "../stock/keys";
 import type { RedisStore as Redis } from "../stores/redis-store";
-import { catalogKeys } from "./keys";
+import { withRedis } from "../stores/with-redis";
 import { buildTokenFilter, parseTokenFilter } from "./token-filter";
 
 type Loaded = { filter: BloomFilter | null; version: string; checkedAt: number };

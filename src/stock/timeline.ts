@@ -1,6 +1,6 @@
-import { withRedis } from "../redis";
-import { toRecord } from "../redis-reply";
+import { toRecord } from "../stores/redis-reply";
 import type { RedisStore as Redis } from "../stores/redis-store";
+import { withRedis } from "../stores/with-redis";
 import { saleKeys } from "./keys";
 
 /** Outcome names for the reservation script's codes, as the operator chart labels them. */

@@ -2,7 +2,7 @@ import { StoreUnavailableError } from "../errors";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
 import { decodeReserveReply, type ReserveOutcome } from "./reserve-outcome";
-import { runScript, type ScriptReply } from "./scripts";
+import { runScript, type ScriptReply } from "./script";
 
 /** How long one attempt may spend learning its outcome, from its first run (each run: ≤ 2 s). */
 export const RESOLVE_WINDOW_MS = 8_000;
@@ -25,7 +25,7 @@ const MAX_RERUN_DELAY_MS = 1_000;
  * `BUY_RESOLVE_WINDOW_MS` setting), the store has been unreachable for that whole time and the attempt
  * fails with {@link StoreUnavailableError}: a run may still have committed, or may still commit (one
  * held in the REST layer). The buy route then voids the attempt before answering 503 (see
- * src/orders/void-order.ts).
+ * src/buy/void-attempt.ts).
  */
 export async function reserveStock(
   redis: Redis,

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
-import { withRedis } from "../redis";
-import { catalogKeys, saleKeys } from "./keys";
-import { type RebuildDeps, type RebuildReport, rebuildSale } from "./rebuild-sale";
-import { runScript } from "./scripts";
+import { catalogKeys, saleKeys } from "../stock/keys";
+import { runScript } from "../stock/script";
+import { withRedis } from "../stores/with-redis";
+import { type RebuildDeps, type RebuildReport, rebuildSale } from "./rebuild";
 
 const LOCK_KEY = "recovery:lock";
 const LOCK_MS = 30_000;

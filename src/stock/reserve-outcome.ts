@@ -1,4 +1,4 @@
-import type { ScriptReply } from "./scripts";
+import type { ScriptReply } from "./script";
 
 /** What one buy attempt came to: the reservation script's return codes as values. */
 export type ReserveOutcome =

@@ -1,16 +1,16 @@
 import { sql } from "drizzle-orm";
+import { registerProductToken } from "../catalog/catalog";
+import { toMetaFields } from "../catalog/sale-record";
 import { withDb } from "../db/client";
+import { soldOutCache } from "../memory/sold-out";
 import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
-import { withRedis } from "../redis";
 import type { Deps } from "../services";
-import { registerProductToken } from "./catalog";
-import { saleKeys } from "./keys";
-import { encodeLedgerEntry, ledgerFieldOf, type ReservationEntry } from "./ledger-entry";
+import { saleKeys } from "../stock/keys";
+import { encodeLedgerEntry, ledgerFieldOf, type ReservationEntry } from "../stock/ledger-entry";
+import { runScript, type ScriptReply } from "../stock/script";
+import { storeNow } from "../stores/store-clock";
+import { withRedis } from "../stores/with-redis";
 import { settleKeptOrders } from "./rebuild-followup";
-import { toMetaFields } from "./sale-record";
-import { runScript, type ScriptReply } from "./scripts";
-import { soldOutCache } from "./sold-out-cache";
-import { storeNow } from "./store-clock";
 
 type SaleRow = {
   id: string;

@@ -1,8 +1,8 @@
+import type { SaleRecord } from "../catalog/sale-record";
+import { findAdjustment, recordAdjustment } from "../catalog/sale-repository";
 import { newAdjustmentId } from "../ids";
 import type { Deps } from "../services";
-import { adjustStock } from "./adjust-stock";
-import type { SaleRecord } from "./sale-record";
-import { findAdjustment, recordAdjustment } from "./sale-repository";
+import { adjustStock } from "../stock/adjust-stock";
 
 export type AdjustmentResult =
   | { kind: "applied"; remaining: number; stock: number }
@@ -11,7 +11,7 @@ export type AdjustmentResult =
   | { kind: "not_initialised" }
   | { kind: "rebuilding" };
 
-/** An adjustment applied in Redis, as its ledger entry says (AdjustmentEntry, src/sale/ledger-entry.ts). */
+/** An adjustment applied in Redis, as its ledger entry says (AdjustmentEntry, src/stock/ledger-entry.ts). */
 export type AppliedAdjustment = { id: string; delta: number; epoch: number };
 
 /**

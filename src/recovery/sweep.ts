@@ -1,12 +1,12 @@
-import { recoverLostSales } from "../sale/recover-sales";
-import type { SaleRecord } from "../sale/sale-record";
-import { readAllSales } from "../sale/sale-store";
+import type { SaleRecord } from "../catalog/sale-record";
+import { readAllSales } from "../catalog/sale-store";
+import { enqueueOrders } from "../orders/enqueue-order";
+import { expireOrder, settleRestore } from "../orders/order-lifecycle";
+import { findOrder, findOverdue, findUnrestored } from "../orders/order-repository";
+import { readStaleOutbox } from "../orders/queued-order-store";
 import type { Deps } from "../services";
-import { enqueueOrders } from "./enqueue-order";
-import { expireOrder, settleRestore } from "./order-lifecycle";
-import { findOrder, findOverdue, findUnrestored } from "./order-repository";
-import { readStaleOutbox } from "./queued-order-store";
 import { reconcileSale } from "./reconcile-sale";
+import { recoverLostSales } from "./recover-sales";
 
 const BATCH = 200;
 const PUBLISH_CHUNK = 50;

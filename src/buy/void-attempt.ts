@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
-import { type VoidOutcome, type VoidRequest, voidReservation } from "../sale/void-reservation";
-import { enqueueVoid } from "./enqueue-order";
-import { type LifecycleDeps, settleRestore } from "./order-lifecycle";
-import { findOrder, transitionOrder } from "./order-repository";
-import type { QueuedOrder } from "./order-view";
+import { enqueueVoid } from "../orders/enqueue-order";
+import { type LifecycleDeps, settleRestore } from "../orders/order-lifecycle";
+import { findOrder, transitionOrder } from "../orders/order-repository";
+import type { QueuedOrder } from "../orders/order-view";
+import { type VoidOutcome, type VoidRequest, voidReservation } from "../stock/void-reservation";
 
 /**
  * Voids a buy attempt the server gave up on, so that its 503 ("nothing was reserved") is true.

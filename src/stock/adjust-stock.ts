@@ -1,7 +1,7 @@
-import { withRedis } from "../redis";
 import type { RedisStore as Redis } from "../stores/redis-store";
+import { withRedis } from "../stores/with-redis";
 import { saleKeys } from "./keys";
-import { runScript, type ScriptReply } from "./scripts";
+import { runScript, type ScriptReply } from "./script";
 
 type Figures = { remaining: number; stock: number };
 

@@ -1,9 +1,9 @@
-import { withRedis } from "../redis";
-import { toRecord } from "../redis-reply";
+import { catalogKeys, saleKeys } from "../stock/keys";
+import { runScript } from "../stock/script";
+import { toRecord } from "../stores/redis-reply";
 import type { RedisStore as Redis } from "../stores/redis-store";
-import { catalogKeys, saleKeys } from "./keys";
+import { withRedis } from "../stores/with-redis";
 import { fromMetaFields, type SaleRecord, toMetaFields } from "./sale-record";
-import { runScript } from "./scripts";
 
 /** One sale from Redis (one pipeline: HGETALL meta + GET stock), or null if it is not there. */
 export async function readSale(redis: Redis, saleId: string): Promise<SaleRecord | null> {

@@ -1,11 +1,11 @@
+import { registerProductToken } from "../catalog/catalog";
+import { productToken } from "../catalog/product-token";
+import type { SaleRecord } from "../catalog/sale-record";
+import { findSaleByToken, insertSale } from "../catalog/sale-repository";
+import { preheatSale } from "../catalog/sale-store";
 import { newSaleId } from "../ids";
-import { registerProductToken } from "./catalog";
-import { productToken } from "./product-token";
-import type { RebuildDeps } from "./rebuild-sale";
-import { recoverLostSales } from "./recover-sales";
-import type { SaleRecord } from "./sale-record";
-import { findSaleByToken, insertSale } from "./sale-repository";
-import { preheatSale } from "./sale-store";
+import type { RebuildDeps } from "../recovery/rebuild";
+import { recoverLostSales } from "../recovery/recover-sales";
 
 /** What an operator defines: times in ms since the epoch, checked at the edge (api/admin-schemas.ts). */
 export type SaleDefinition = {
