@@ -1,7 +1,7 @@
 /**
  * A tiny worker for `bench/micro.ts`: `GET /<op>?n=N` runs one step of the buy path N times inside
  * workerd, so the step's CPU can be read from the workerd process. The steps are the project's own
- * code and libraries (hono/jwt, the Bloom filter of src/catalog/token-filter.ts, the env parser,
+ * code and libraries (hono/jwt, the Bloom filter of src/catalog/catalog.ts, the env parser,
  * @upstash/redis, @upstash/qstash), with outbound calls going to a no-op server (`NOOP_URL`).
  */
 import { Client } from "@upstash/qstash";
@@ -9,7 +9,7 @@ import { Redis } from "@upstash/redis/cloudflare";
 import { Hono } from "hono";
 import { verify } from "hono/jwt";
 import { apiRouter } from "../src/api/api-router";
-import { buildTokenFilter, parseTokenFilter } from "../src/catalog/token-filter";
+import { buildTokenFilter, parseTokenFilter } from "../src/catalog/catalog";
 import { type Env, readConfig } from "../src/env";
 import { renderError, toApiError } from "../src/errors";
 import { parseJsonObject, readBoundedBody } from "../src/http/read-body";

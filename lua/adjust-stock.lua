@@ -14,11 +14,12 @@
   ARGV[3]  delta (integer, may be negative)
 
   Returns {code, remaining, stock, epoch, delta}, epoch and delta those of the adjustment's entry:
-    {1, remaining, stock, epoch, delta}  ADJUSTED
-    {2, remaining, stock, epoch, delta}  ALREADY_APPLIED (same id, same delta; nothing changed)
-    {3, remaining, stock, epoch, 0}      BELOW_RESERVED (delta would take remaining below zero; nothing changed)
-    {4, 0, 0, 0, 0}                      NOT_INITIALISED (no meta hash with an "epoch": lost or partial)
-    {5, remaining, stock, epoch, delta}  ID_REUSED (same id applied with another delta, returned; nothing changed)
+    {1, remaining, stock, epoch, delta}   OK (adjusted)
+    {13, remaining, stock, epoch, delta}  ALREADY_APPLIED (same id, same delta; nothing changed)
+    {14, remaining, stock, epoch, 0}      BELOW_RESERVED (delta would take remaining below zero; nothing changed)
+    {2, 0, 0, 0, 0}                       NOT_INITIALISED (no meta hash with an "epoch": lost or partial)
+    {15, remaining, stock, epoch, delta}  ID_REUSED (same id applied with another delta, returned; nothing changed)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "a:<adjustmentId>"  {type = "adjust", adjustmentId, delta, before, after, at, epoch}
@@ -26,7 +27,7 @@
 local delta = tonumber(ARGV[3])
 local epoch = tonumber(redis.call("HGET", KEYS[1], "epoch") or "0")
 if epoch == 0 then
-  return {4, 0, 0, 0, 0}
+  return {2, 0, 0, 0, 0}
 end
 local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
 local stock = tonumber(redis.call("HGET", KEYS[1], "stock") or "0")
@@ -35,14 +36,14 @@ local entry = existing and cjson.decode(existing)
 -- an entry a rebuild carried over from an older generation was replaced with that generation's state:
 -- unless Postgres recorded it (the caller asks Postgres first), it is not applied in this one
 if entry and tonumber(entry.epoch or "1") == epoch then
-  local code = 2
+  local code = 13
   if tonumber(entry.delta) ~= delta then
-    code = 5
+    code = 15
   end
   return {code, remaining, stock, tonumber(entry.epoch or "1"), tonumber(entry.delta)}
 end
 if remaining + delta < 0 then
-  return {3, remaining, stock, epoch, 0}
+  return {14, remaining, stock, epoch, 0}
 end
 local after = redis.call("INCRBY", KEYS[2], delta)
 local total = redis.call("HINCRBY", KEYS[1], "stock", delta)

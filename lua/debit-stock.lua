@@ -19,18 +19,19 @@
     {1, remaining, debited}  OK: `debited` orders were counted now (remaining may be negative: units
                              were sold twice while the reservation was missing; reconciliation reports
                              the drift and pauses the sale)
-    {3, 0, 0}                NOT_INITIALISED (nothing changed; try again after the rebuild)
-    {4, 0, 0}                OTHER_EPOCH (nothing changed; try again)
+    {2, 0, 0}                NOT_INITIALISED (nothing changed; try again after the rebuild)
+    {18, 0, 0}               OTHER_EPOCH (nothing changed; try again)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, epoch,
                    late = true} (no expiresAt: the order's payment window is Postgres's)
 ]]
 if redis.call("EXISTS", KEYS[1]) == 0 then
-  return {3, 0, 0}
+  return {2, 0, 0}
 end
 if (redis.call("HGET", KEYS[1], "epoch") or "1") ~= ARGV[2] then
-  return {4, 0, 0}
+  return {18, 0, 0}
 end
 local debited = 0
 for i = 3, #ARGV, 3 do

@@ -7,10 +7,13 @@
 
   ARGV     field/value pairs for meta; must include "stock" (the initial stock)
 
-  Returns 1 when the sale was initialised, 0 when it already existed (nothing changed).
+  Returns the code:
+    1   OK (the sale was initialised)
+    20  ALREADY_EXISTS (nothing changed)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 ]]
 if redis.call("EXISTS", KEYS[1]) == 1 then
-  return 0
+  return 20
 end
 local stock = nil
 for i = 1, #ARGV, 2 do

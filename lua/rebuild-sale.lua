@@ -30,8 +30,10 @@
            ids (optional): a queued document of one of them (its acknowledgement was lost) is dropped,
            never kept and counted, since nothing would give its units back if the follow-up never ran
 
-  Returns {1, orderId, document, ...} REBUILT (each queued order kept, with its document), or
-  {2, currentEpoch} STALE (a newer rebuild is already in place; nothing changed).
+  Returns:
+    {1, orderId, document, ...}  OK (rebuilt; each queued order kept, with its document)
+    {19, currentEpoch}           STALE (a newer rebuild is already in place; nothing changed)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   Ledger entries written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
   those of ARGV[4] (rebuilt = true, encoded by src/recovery/rebuild.ts), the kept "x:" entries
@@ -42,7 +44,7 @@
 local meta = cjson.decode(ARGV[1])
 local current = tonumber(redis.call("HGET", KEYS[1], "epoch") or "0")
 if current > tonumber(meta.epoch) then
-  return {2, current}
+  return {19, current}
 end
 local remaining = tonumber(ARGV[2])
 local holdings = cjson.decode(ARGV[3])

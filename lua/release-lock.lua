@@ -7,10 +7,13 @@
 
   ARGV[1]  the caller's token
 
-  Returns 1 released, or 0 not held by this token (nothing deleted).
+  Returns the code:
+    1   OK (released)
+    21  NOT_HELD (not held by this token; nothing deleted)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 ]]
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
-  return 0
+  return 21
 end
 redis.call("DEL", KEYS[1])
 return 1

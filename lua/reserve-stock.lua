@@ -48,16 +48,19 @@
   its way and lands later (after a resume, a new rate-limit window, units coming back) reserves nothing
   (code 11) behind the refusal the shopper was given.
 
-  Returns an array whose first element is the code (src/stock/reserve-outcome.ts maps them):
-    {1, orderId, quantity, expiresAtMs, remaining, epoch}        RESERVED now
+  Returns an array whose first element is the code (src/stock/reserve-stock.ts maps them; the names
+  are src/stock/codes.ts's, one table for every script):
+    {1, orderId, quantity, expiresAtMs, remaining, epoch}        OK: reserved now
     {1, orderId, quantity, expiresAtMs, remaining, epoch, 1, pending}
-                                                     RESERVED earlier (a replay; `remaining` is the
+                                                     OK: reserved earlier (a replay; `remaining` is the
                                                      first answer's, 0 when a rebuild wrote the entry);
                                                      pending 1 while the order is still in the outbox
                                                      (not yet written), else 0
     {2}                                              NOT_INITIALISED
     {3, retryAfterMs}                                RATE_LIMITED
-    {4} NOT_STARTED   {5} ENDED   {6} PAUSED
+    {4}                                              NOT_STARTED
+    {5}                                              ENDED
+    {6}                                              PAUSED
     {7, held}                                        ALREADY_PURCHASED
     {8, mayStillBuy}                                 LIMIT_EXCEEDED
     {9, remaining}                                   INSUFFICIENT_STOCK

@@ -20,10 +20,11 @@
   ARGV[5]  reason ("expired" | "cancelled" | ...)
 
   Returns {code, remaining}:
-    {1, remaining}  RESTORED
-    {2, remaining}  ALREADY_RESTORED (nothing changed)
-    {3, 0}          NOT_INITIALISED (nothing changed)
-    {4, remaining}  NOT_RESERVED here (nothing to give back; only the "x:" entry written)
+    {1, remaining}   OK (restored)
+    {12, remaining}  ALREADY_FINAL (restored before; nothing changed)
+    {2, 0}           NOT_INITIALISED (nothing changed)
+    {16, remaining}  NOT_RESERVED here (nothing to give back; only the "x:" entry written)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason}, with
@@ -34,10 +35,10 @@ local userId = ARGV[3]
 local quantity = tonumber(ARGV[4])
 
 if redis.call("EXISTS", KEYS[1]) == 0 then
-  return {3, 0}
+  return {2, 0}
 end
 if redis.call("HEXISTS", KEYS[4], "x:" .. orderId) == 1 then
-  return {2, tonumber(redis.call("GET", KEYS[2]) or "0")}
+  return {12, tonumber(redis.call("GET", KEYS[2]) or "0")}
 end
 if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 0 then
   local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
@@ -47,7 +48,7 @@ if redis.call("HEXISTS", KEYS[4], "r:" .. orderId) == 0 then
   }))
   redis.call("HDEL", KEYS[5], orderId)
   redis.call("ZREM", KEYS[6], orderId)
-  return {4, remaining}
+  return {16, remaining}
 end
 
 local before = tonumber(redis.call("GET", KEYS[2]) or "0")

@@ -7,10 +7,13 @@
 
   ARGV[1]  "1" to pause, "0" to resume
 
-  Returns 1 SET, or 0 NOT_INITIALISED (nothing written).
+  Returns the code:
+    1   OK (set)
+    2   NOT_INITIALISED (nothing written)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 ]]
 if redis.call("HEXISTS", KEYS[1], "epoch") == 0 then
-  return 0
+  return 2
 end
 redis.call("HSET", KEYS[1], "paused", ARGV[1])
 return 1

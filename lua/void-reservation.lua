@@ -33,11 +33,12 @@
   ARGV[5]  "1" when the attempt carried an Idempotency-Key, else "0"
 
   Returns {code, entry} (entry: the reservation entry JSON, or "" when there was none):
-    {1, entry}  VOIDED: the reservation's units and holding given back now
-    {2, entry}  ALREADY_FINAL: an "x:" entry was there; nothing changed
-    {3, ""}     NOT_INITIALISED: nothing changed (try again once the sale is rebuilt)
-    {4, ""}     NOT_RESERVED: nothing was reserved; the tombstone is written
-    {5, entry}  CLAIMED: the shopper holds this order; nothing changed
+    {1, entry}   OK: voided, the reservation's units and holding given back now
+    {12, entry}  ALREADY_FINAL: an "x:" entry was there; nothing changed
+    {2, ""}      NOT_INITIALISED: nothing changed (try again once the sale is rebuilt)
+    {16, ""}     NOT_RESERVED: nothing was reserved; the tombstone is written
+    {17, entry}  CLAIMED: the shopper holds this order; nothing changed
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void"}, with
@@ -47,16 +48,16 @@ local orderId = ARGV[2]
 local now = tonumber(ARGV[1])
 
 if redis.call("EXISTS", KEYS[1]) == 0 then
-  return {3, ""}
+  return {2, ""}
 end
 local seen = redis.call("HMGET", KEYS[4], "r:" .. orderId, "x:" .. orderId)
 local raw = seen[1]
 local entry = raw and cjson.decode(raw) or nil
 if entry and (entry.claimed or entry.rebuilt or entry.kept or entry.late) then
-  return {5, raw}
+  return {17, raw}
 end
 if seen[2] then
-  return {2, raw or ""}
+  return {12, raw or ""}
 end
 
 local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
@@ -65,7 +66,7 @@ if not entry then
     type = "restore", orderId = orderId, userId = ARGV[3], quantity = tonumber(ARGV[4]),
     before = remaining, after = remaining, at = now, reason = "void", counted = false
   }))
-  return {4, ""}
+  return {16, ""}
 end
 
 local quantity = tonumber(entry.quantity)

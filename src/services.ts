@@ -2,6 +2,7 @@ import { Client as QStashClient } from "@upstash/qstash";
 import { Redis as UpstashRedis } from "@upstash/redis/cloudflare";
 import type { Db } from "./db/client";
 import { type Config, ConfigError } from "./env";
+import { createMemory, type Memory } from "./memory/memory";
 import type { Defer } from "./runtime/task-set";
 import { connectPostgresHttp } from "./stores/postgres-http";
 import type { RedisStore } from "./stores/redis-store";
@@ -17,11 +18,13 @@ const REDIS_TIMEOUT_MS = 2_000;
  */
 export type Services = {
   config: Config;
-  /** Redis, with `createScript` for the Lua scripts (src/stock/script.ts). */
+  /** Redis, with EVALSHA / EVAL for the Lua scripts (src/stock/script.ts). */
   redis: RedisStore;
   db: Db;
   /** Publishes the order pipeline's jobs (src/orders/enqueue-order.ts). */
   qstash: QStashClient;
+  /** What this isolate or process remembers between requests (src/memory/memory.ts). */
+  memory: Memory;
   /** Milliseconds since the epoch (the store's clock is src/stores/store-clock.ts). */
   clock: () => number;
   /** Which drivers were chosen (logged at start by server runtimes). */
@@ -32,6 +35,15 @@ export type Services = {
 
 /** What one request or one scheduled run works with: the services, its clock reading, its background runner. */
 export type Deps = Omit<Services, "close" | "clock" | "drivers"> & { now: number; defer: Defer };
+
+/** What publishing the order pipeline's jobs needs: the settings (job URLs) and QStash (src/orders/enqueue-order.ts). */
+export type PublishDeps = Pick<Services, "config" | "qstash">;
+
+/** What an order's lifecycle needs (write, pay, cancel, expire, restore: src/orders/). */
+export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash" | "memory">;
+
+/** What rebuilding a sale's Redis state from Postgres needs (src/recovery/). */
+export type RebuildDeps = LifecycleDeps & Partial<Pick<Deps, "defer">>;
 
 /** TCP drivers, which only server runtimes can use; a Workers build does not bundle them. */
 export type TcpConnectors = {
@@ -109,6 +121,10 @@ export function createServices(
     redis,
     db,
     qstash,
+    memory: createMemory({
+      saleFeedMs: config.REALTIME_REFRESH_MS,
+      orderFeedMs: config.REALTIME_REFRESH_MS * 2,
+    }),
     clock: options.clock ?? Date.now,
     drivers: {
       redis: config.REDIS_URL ? "tcp" : "upstash-rest",

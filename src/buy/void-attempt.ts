@@ -1,9 +1,10 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import { enqueueVoid } from "../orders/enqueue-order";
-import { type LifecycleDeps, settleRestore } from "../orders/order-lifecycle";
+import { settleRestore } from "../orders/order-lifecycle";
 import { findOrder, transitionOrder } from "../orders/order-repository";
-import type { QueuedOrder } from "../orders/order-view";
+import type { LifecycleDeps } from "../services";
+import type { QueuedOrder } from "../stock/queued-order";
 import { type VoidOutcome, type VoidRequest, voidReservation } from "../stock/void-reservation";
 
 /**

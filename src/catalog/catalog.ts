@@ -1,11 +1,12 @@
-import type { BloomFilter } from "bloom-filters";
+import { BloomFilter } from "bloom-filters";
 import { StoreUnavailableError } from "../errors";
+import type { LoadedCatalog as Loaded, Memory } from "../memory/memory";
 import { catalogKeys } from "../stock/keys";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
-import { buildTokenFilter, parseTokenFilter } from "./token-filter";
 
-type Loaded = { filter: BloomFilter | null; version: string; checkedAt: number };
+type CatalogMemory = Memory["catalog"];
+const FALSE_POSITIVE_RATE = 0.001;
 
 /**
  * Redis has no catalog at all: it lost its data (or was never set up). Answered 503, never 404: a
@@ -17,11 +18,28 @@ export class CatalogMissingError extends StoreUnavailableError {
     super("redis", new Error("catalog missing in Redis"));
   }
 }
-type Resolved = { saleId: string | null; until: number };
 
 const NEGATIVE_TTL_MS = 5_000;
-let loaded: Loaded | null = null;
-const resolved = new Map<string, Resolved>();
+
+/**
+ * Builds the Bloom filter of every product token (bloom-filters), sized for twice the tokens it holds
+ * at a 0.1 % false-positive rate, and serialises it for Redis.
+ */
+export function buildTokenFilter(tokens: string[]): string {
+  const filter = BloomFilter.create(Math.max(1024, tokens.length * 2), FALSE_POSITIVE_RATE);
+  for (const token of tokens) filter.add(token);
+  return JSON.stringify(filter.saveAsJSON());
+}
+
+/** Reads a filter written by {@link buildTokenFilter}. */
+export function parseTokenFilter(json: string): BloomFilter {
+  return BloomFilter.fromJSON(JSON.parse(json)) as BloomFilter;
+}
+
+/** Shape check only (43 base64url characters, see product-token.ts): anything else is unknown. */
+function looksLikeProductToken(token: string): boolean {
+  return /^[A-Za-z0-9_-]{43}$/.test(token);
+}
 
 async function load(redis: Redis, now: number): Promise<Loaded> {
   const [bloom, version] = await withRedis(() =>
@@ -36,9 +54,9 @@ async function load(redis: Redis, now: number): Promise<Loaded> {
 }
 
 /** Makes a finished load the isolate's catalog (the tokens it resolved belong to the old one). */
-function publish(next: Loaded): Loaded {
-  loaded = next;
-  resolved.clear();
+function publish(memory: CatalogMemory, next: Loaded): Loaded {
+  memory.loaded = next;
+  memory.resolved.clear();
   return next;
 }
 
@@ -46,10 +64,10 @@ function publish(next: Loaded): Loaded {
  * The isolate's catalog. A cold isolate's concurrent first requests each load it themselves (no request
  * waits on another request's I/O: workerd cancels such requests) and the first finished load is kept.
  */
-async function ensureLoaded(redis: Redis, now: number): Promise<Loaded> {
-  if (loaded) return loaded;
+async function ensureLoaded(redis: Redis, memory: CatalogMemory, now: number): Promise<Loaded> {
+  if (memory.loaded) return memory.loaded;
   const fresh = await load(redis, now);
-  return loaded ?? publish(fresh);
+  return memory.loaded ?? publish(memory, fresh);
 }
 
 /**
@@ -58,47 +76,54 @@ async function ensureLoaded(redis: Redis, now: number): Promise<Loaded> {
  * catalog once it is loaded. The first request to notice claims the check; the others go on with the
  * catalog they have.
  */
-async function refreshIfStale(redis: Redis, now: number, refreshMs: number): Promise<void> {
-  const current = loaded;
+async function refreshIfStale(
+  redis: Redis,
+  memory: CatalogMemory,
+  now: number,
+  refreshMs: number,
+): Promise<void> {
+  const current = memory.loaded;
   if (!current || now - current.checkedAt < refreshMs) return;
   current.checkedAt = now;
   const version = await redis.get<string>(catalogKeys.version).catch(() => undefined);
-  if (loaded !== current || version === undefined || version === current.version) return;
+  if (memory.loaded !== current || version === undefined || version === current.version) return;
   if (version === null) {
-    loaded = null;
+    memory.loaded = null;
     return;
   }
   const next = await load(redis, now).catch(() => null);
-  if (next && loaded === current) publish(next);
+  if (next && memory.loaded === current) publish(memory, next);
 }
 
 /**
- * Resolves a product token to its sale id. Tokens not in the isolate's Bloom filter are answered
- * `null` without touching Redis; a token that passes the filter is looked up once per isolate (one
- * HGET, not a stock command) and remembered.
+ * Resolves a product token to its sale id. A token not of the shape, or not in the process's Bloom
+ * filter, is answered `null` without touching Redis; a token that passes the filter is looked up once
+ * per process (one HGET, not a stock command) and remembered.
  *
- * @param defer schedules background work (`ctx.waitUntil`)
+ * @param d.defer schedules background work (`ctx.waitUntil`)
  */
 export async function resolveProductToken(
-  redis: Redis,
+  d: { redis: Redis; memory: Pick<Memory, "catalog">; defer: (p: Promise<unknown>) => void },
   token: string,
-  opts: { now: number; refreshMs: number; defer: (p: Promise<unknown>) => void },
+  opts: { now: number; refreshMs: number },
 ): Promise<string | null> {
-  const catalog = await ensureLoaded(redis, opts.now);
-  opts.defer(refreshIfStale(redis, opts.now, opts.refreshMs));
-  const known = resolved.get(token);
+  if (!looksLikeProductToken(token)) return null;
+  const memory = d.memory.catalog;
+  const catalog = await ensureLoaded(d.redis, memory, opts.now);
+  d.defer(refreshIfStale(d.redis, memory, opts.now, opts.refreshMs));
+  const known = memory.resolved.get(token);
   if (known?.saleId) return known.saleId;
   if (!catalog.filter?.has(token)) return null;
   if (known && known.until > opts.now) return known.saleId;
-  const saleId = await withRedis(() => redis.hget<string>(catalogKeys.tokens, token));
-  resolved.set(token, { saleId: saleId ?? null, until: opts.now + NEGATIVE_TTL_MS });
+  const saleId = await withRedis(() => d.redis.hget<string>(catalogKeys.tokens, token));
+  memory.resolved.set(token, { saleId: saleId ?? null, until: opts.now + NEGATIVE_TTL_MS });
   return saleId ?? null;
 }
 
-/** Forgets the isolate's catalog (tests; an operator change in this isolate). */
-export function forgetCatalog(): void {
-  loaded = null;
-  resolved.clear();
+/** Forgets the process's catalog (after an operator change made here). */
+export function forgetCatalog(memory: Pick<Memory, "catalog">): void {
+  memory.catalog.loaded = null;
+  memory.catalog.resolved.clear();
 }
 
 /**
@@ -106,7 +131,12 @@ export function forgetCatalog(): void {
  * each rebuild from the full token hash; a rebuild that raced another is repeated until the filter
  * covers every token it read.
  */
-export async function registerProductToken(redis: Redis, saleId: string, token: string): Promise<void> {
+export async function registerProductToken(
+  d: { redis: Redis; memory: Pick<Memory, "catalog"> },
+  saleId: string,
+  token: string,
+): Promise<void> {
+  const { redis } = d;
   await withRedis(async () => {
     await redis
       .pipeline()
@@ -123,5 +153,5 @@ export async function registerProductToken(redis: Redis, saleId: string, token: 
       if ((await redis.hlen(catalogKeys.tokens)) === tokens.length) break;
     }
   });
-  forgetCatalog();
+  forgetCatalog(d.memory);
 }

@@ -18,8 +18,3 @@ export async function productToken(secret: string, productId: string): Promise<s
   const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(productId));
   return base64url(mac);
 }
-
-/** Shape check only (43 base64url characters): anything else is unknown without any lookup. */
-export function looksLikeProductToken(token: string): boolean {
-  return /^[A-Za-z0-9_-]{43}$/.test(token);
-}

@@ -1,9 +1,9 @@
+import type { Memory } from "../memory/memory";
 import { catalogKeys, saleKeys } from "../stock/keys";
-import { runScript } from "../stock/script";
 import { toRecord } from "../stores/redis-reply";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
-import { fromMetaFields, type SaleRecord, toMetaFields } from "./sale-record";
+import { fromMetaFields, type SaleRecord } from "./sale-record";
 
 /** One sale from Redis (one pipeline: HGETALL meta + GET stock), or null if it is not there. */
 export async function readSale(redis: Redis, saleId: string): Promise<SaleRecord | null> {
@@ -31,24 +31,21 @@ export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
   });
 }
 
-/** Preheats a sale (meta + stock) once; returns false when it was already there (nothing changed). */
-export async function preheatSale(redis: Redis, sale: Omit<SaleRecord, "remaining">): Promise<boolean> {
-  const keys = saleKeys(sale.saleId);
-  const fields = Object.entries(toMetaFields(sale)).flat();
-  const created = await withRedis(() =>
-    runScript<number>(redis, "initSale", [keys.meta, keys.stock], fields),
-  );
-  return created === 1;
+const LIST_CACHE_MS = 500;
+
+/** Every registered sale, remembered by the process for half a second: every shopper page polls this. */
+export async function readSaleList(
+  d: { redis: Redis; memory: Pick<Memory, "saleList"> },
+  now: number,
+): Promise<SaleRecord[]> {
+  const list = d.memory.saleList;
+  if (list.cached && now - list.cached.at < LIST_CACHE_MS) return list.cached.sales;
+  const sales = await readAllSales(d.redis);
+  list.cached = { at: now, sales };
+  return sales;
 }
 
-/**
- * Sets or clears the pause flag the reservation script reads (set-sale-paused.lua). A sale that is not
- * in Redis is left alone (returns false): the flag alone would make a partial sale; the rebuild takes
- * the flag from Postgres.
- */
-export async function setSalePaused(redis: Redis, saleId: string, paused: boolean): Promise<boolean> {
-  const set = await withRedis(() =>
-    runScript<number>(redis, "setSalePaused", [saleKeys(saleId).meta], [paused ? "1" : "0"]),
-  );
-  return Number(set) === 1;
+/** Forgets the process's sale list (after an operator change made here). */
+export function forgetSaleList(memory: Pick<Memory, "saleList">): void {
+  memory.saleList.cached = null;
 }

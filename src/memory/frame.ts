@@ -47,3 +47,16 @@ export function keepSame(previous: Frame | undefined, next: Frame): Frame {
 export function eventText(e: FrameEvent, id: number): string {
   return `event: ${e.event}\nid: ${id}${e.tail}`;
 }
+
+/**
+ * A watched order's finished `order` event with its owner: a stream writes it only to a shopper whose id
+ * matches `userId`. Its key is the status (one event per status change); final after paid/expired/cancelled.
+ */
+export type WatchedOrder = { userId: string; frame: Frame };
+
+/** {@link keepSame} for a watched order: the previous value while its owner and events are the same. */
+export function keepOrder(previous: WatchedOrder | undefined, next: WatchedOrder): WatchedOrder {
+  if (!previous || previous.userId !== next.userId) return next;
+  const frame = keepSame(previous.frame, next.frame);
+  return frame === previous.frame ? previous : { userId: next.userId, frame };
+}

@@ -1,9 +1,5 @@
 const RECHECK_LEASE_MS = 250;
 const MAX_KEYS_PER_SALE = 10_000;
-const soldOutUntil = new Map<string, number>();
-/** Per sale: the (user, Idempotency-Key) pairs whose recorded first answer was 410, seen here. */
-const soldOutKeys = new Map<string, Set<string>>();
-
 const pair = (userId: string, key: string) => JSON.stringify([userId, key]);
 
 /**
@@ -19,37 +15,44 @@ const pair = (userId: string, key: string) => JSON.stringify([userId, key]);
  * see reserve-stock.lua) is answered 410 from memory while the sale is known sold out, at the cost of
  * an unkeyed attempt: nothing.
  */
-export const soldOutCache = {
-  mark(saleId: string, now: number, ttlMs: number): void {
-    if (ttlMs > 0) soldOutUntil.set(saleId, now + ttlMs);
-  },
-  /** Whether to answer 410 at once; `key` is the attempt's (user id, Idempotency-Key), if it has one. */
-  has(saleId: string, now: number, key?: { userId: string; idempotencyKey: string }): boolean {
-    const until = soldOutUntil.get(saleId);
-    if (until === undefined) return false;
-    if (key && !soldOutKeys.get(saleId)?.has(pair(key.userId, key.idempotencyKey))) return false;
-    if (until > now) return true;
-    soldOutUntil.set(saleId, now + RECHECK_LEASE_MS);
-    soldOutKeys.delete(saleId);
-    return false;
-  },
-  /** Records that Redis answered this key 410 (a first answer, or its replay). */
-  rememberKey(saleId: string, userId: string, idempotencyKey: string): void {
-    let keys = soldOutKeys.get(saleId);
-    if (!keys) {
-      keys = new Set();
-      soldOutKeys.set(saleId, keys);
-    }
-    if (keys.size >= MAX_KEYS_PER_SALE) keys.delete(keys.values().next().value as string);
-    keys.add(pair(userId, idempotencyKey));
-  },
-  clear(saleId?: string): void {
-    if (saleId === undefined) {
-      soldOutUntil.clear();
-      soldOutKeys.clear();
-    } else {
-      soldOutUntil.delete(saleId);
+export function createSoldOutMemory() {
+  const soldOutUntil = new Map<string, number>();
+  /** Per sale: the (user, Idempotency-Key) pairs whose recorded first answer was 410, seen here. */
+  const soldOutKeys = new Map<string, Set<string>>();
+  return {
+    mark(saleId: string, now: number, ttlMs: number): void {
+      if (ttlMs > 0) soldOutUntil.set(saleId, now + ttlMs);
+    },
+    /** Whether to answer 410 at once; `key` is the attempt's (user id, Idempotency-Key), if it has one. */
+    has(saleId: string, now: number, key?: { userId: string; idempotencyKey: string }): boolean {
+      const until = soldOutUntil.get(saleId);
+      if (until === undefined) return false;
+      if (key && !soldOutKeys.get(saleId)?.has(pair(key.userId, key.idempotencyKey))) return false;
+      if (until > now) return true;
+      soldOutUntil.set(saleId, now + RECHECK_LEASE_MS);
       soldOutKeys.delete(saleId);
-    }
-  },
-};
+      return false;
+    },
+    /** Records that Redis answered this key 410 (a first answer, or its replay). */
+    rememberKey(saleId: string, userId: string, idempotencyKey: string): void {
+      let keys = soldOutKeys.get(saleId);
+      if (!keys) {
+        keys = new Set();
+        soldOutKeys.set(saleId, keys);
+      }
+      if (keys.size >= MAX_KEYS_PER_SALE) keys.delete(keys.values().next().value as string);
+      keys.add(pair(userId, idempotencyKey));
+    },
+    clear(saleId?: string): void {
+      if (saleId === undefined) {
+        soldOutUntil.clear();
+        soldOutKeys.clear();
+      } else {
+        soldOutUntil.delete(saleId);
+        soldOutKeys.delete(saleId);
+      }
+    },
+  };
+}
+
+export type SoldOutMemory = ReturnType<typeof createSoldOutMemory>;

@@ -1,8 +1,8 @@
 import type { Config } from "../env";
 import { StoreUnavailableError } from "../errors";
-import type { Services } from "../services";
+import type { PublishDeps } from "../services";
+import type { QueuedOrder } from "../stock/queued-order";
 import type { VoidRequest } from "../stock/void-reservation";
-import type { QueuedOrder } from "./order-view";
 
 /** Job routes QStash delivers to (relative to PUBLIC_URL). */
 export const jobPaths = {
@@ -13,9 +13,6 @@ export const jobPaths = {
 } as const;
 
 const JOB_RETRIES = 5;
-
-/** What publishing needs: the settings (job URLs) and the QStash client of the services. */
-export type PublishDeps = Pick<Services, "config" | "qstash">;
 
 /** A job's body: the orders it is about (one, or the batch an isolate reserved within a few ms). */
 export type OrderJobBody = { orders: QueuedOrder[] };

@@ -1,4 +1,5 @@
-import { expireOrder, type LifecycleDeps, settleRestore } from "./order-lifecycle";
+import type { LifecycleDeps } from "../services";
+import { expireOrder, settleRestore } from "./order-lifecycle";
 import type { CancelOutcome, PayOutcome } from "./order-outcome";
 import { findOrder, transitionOrder } from "./order-repository";
 import type { OrderRow } from "./order-view";

@@ -1,12 +1,10 @@
-import { soldOutCache } from "../memory/sold-out";
-import type { Deps } from "../services";
+import type { LifecycleDeps } from "../services";
+import type { QueuedOrder } from "../stock/queued-order";
 import { restoreStock } from "../stock/restore-stock";
 import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
-import type { OrderRow, QueuedOrder } from "./order-view";
+import type { OrderRow } from "./order-view";
 import { writeAndAck } from "./order-write-job";
 import { readQueuedOrder } from "./queued-order-store";
-
-export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash">;
 
 /**
  * Returns expired or cancelled orders' units to Redis (exactly once each, guarded by the ledger) and
@@ -25,7 +23,7 @@ export async function settleRestores(deps: LifecycleDeps, rows: OrderRow[]): Pro
     );
     if (outcome.kind === "not_initialised") continue;
     // "not_reserved": a rebuilt Redis never counted this order, so there is nothing to give back.
-    soldOutCache.clear(row.saleId);
+    deps.memory.soldOut.clear(row.saleId);
     settled.push(row.id);
   }
   await markRestored(deps.db, settled);

@@ -1,4 +1,5 @@
 import type { StoredOrderStatus } from "../db/schema";
+import type { QueuedOrder } from "../stock/queued-order";
 
 export type OrderStatus = "queued" | StoredOrderStatus;
 
@@ -11,18 +12,6 @@ export type OrderView = {
   createdAt: string;
   expiresAt: string;
   paidAt?: string;
-};
-
-/** A reservation as the reservation script wrote it into the sale's `orders` hash (and the job body). */
-export type QueuedOrder = {
-  orderId: string;
-  saleId: string;
-  userId: string;
-  quantity: number;
-  createdAt: number;
-  expiresAt: number;
-  /** the Redis generation that reserved it (see lua/rebuild-sale.lua) */
-  epoch: number;
 };
 
 /** An order row as the repository reads it. */
@@ -61,20 +50,4 @@ export function rowView(row: OrderRow): OrderView {
   };
   if (row.paidAt) view.paidAt = row.paidAt.toISOString();
   return view;
-}
-
-/** Parses a queued order document from Redis; null if absent or not one of ours. */
-export function parseQueuedOrder(saleId: string, json: string | null): QueuedOrder | null {
-  if (!json) return null;
-  const doc = JSON.parse(json) as Partial<QueuedOrder>;
-  if (typeof doc.orderId !== "string" || typeof doc.userId !== "string") return null;
-  return {
-    orderId: doc.orderId,
-    saleId,
-    userId: doc.userId,
-    quantity: Number(doc.quantity),
-    createdAt: Number(doc.createdAt),
-    expiresAt: Number(doc.expiresAt),
-    epoch: Number(doc.epoch ?? 1),
-  };
 }

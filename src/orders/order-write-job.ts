@@ -1,8 +1,9 @@
 import { StoreUnavailableError } from "../errors";
+import type { LifecycleDeps } from "../services";
 import { debitStock } from "../stock/debit-stock";
-import type { LifecycleDeps } from "./order-lifecycle";
+import type { QueuedOrder } from "../stock/queued-order";
 import { findOrder } from "./order-repository";
-import type { OrderRow, QueuedOrder } from "./order-view";
+import type { OrderRow } from "./order-view";
 import { markCounted, writeOrders } from "./order-writes";
 import { ackQueuedOrders, readQueuedOrder } from "./queued-order-store";
 

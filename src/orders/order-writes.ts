@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
-import type { OrderRow, QueuedOrder } from "./order-view";
+import type { QueuedOrder } from "../stock/queued-order";
+import type { OrderRow } from "./order-view";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,11 +1,10 @@
-import { enqueueOrders, type PublishDeps } from "./enqueue-order";
-import type { QueuedOrder } from "./order-view";
+import type { Memory } from "../memory/memory";
+import type { PublishDeps } from "../services";
+import type { QueuedOrder } from "../stock/queued-order";
+import { enqueueOrders } from "./enqueue-order";
 
 const WINDOW_MS = 5;
 const MAX_ORDERS = 50;
-
-type Batch = { orders: QueuedOrder[] };
-let open: Batch | null = null;
 
 /**
  * Publishes an order's jobs together with the other orders this isolate reserves within the next few
@@ -19,16 +18,17 @@ let open: Batch | null = null;
  * request's I/O (workerd cancels such requests). A batch that fails is not retried here: the outbox
  * sweeper republishes its orders, whichever request's they were.
  */
-export function publishSoon(deps: PublishDeps, order: QueuedOrder): Promise<void> {
-  if (open) {
-    open.orders.push(order);
-    if (open.orders.length >= MAX_ORDERS) open = null;
+export function publishSoon(deps: PublishDeps & { memory: Memory }, order: QueuedOrder): Promise<void> {
+  const state = deps.memory.publishing;
+  if (state.open) {
+    state.open.orders.push(order);
+    if (state.open.orders.length >= MAX_ORDERS) state.open = null;
     return Promise.resolve();
   }
-  const batch: Batch = { orders: [order] };
-  open = batch;
+  const batch = { orders: [order] };
+  state.open = batch;
   return new Promise<void>((resolve) => setTimeout(resolve, WINDOW_MS)).then(() => {
-    if (open === batch) open = null;
+    if (state.open === batch) state.open = null;
     return enqueueOrders(deps, batch.orders);
   });
 }

@@ -1,7 +1,7 @@
 import { saleKeys } from "../stock/keys";
+import { parseQueuedOrder, type QueuedOrder } from "../stock/queued-order";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
-import { parseQueuedOrder, type QueuedOrder } from "./order-view";
 
 /** The queued order document the reservation script wrote, or null once the pipeline took over. */
 export async function readQueuedOrder(

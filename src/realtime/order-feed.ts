@@ -1,42 +1,13 @@
 import type { Db } from "../db/client";
-import { type Frame, frameOf, keepSame } from "../memory/frame";
-import { createSharedSnapshot, type SharedSnapshot } from "../memory/shared-snapshot";
+import { type Frame, frameOf, type WatchedOrder } from "../memory/frame";
 import { findOrders } from "../orders/order-repository";
-import { type OrderView, parseQueuedOrder, queuedView, rowView } from "../orders/order-view";
+import { type OrderView, queuedView, rowView } from "../orders/order-view";
 import { saleKeys } from "../stock/keys";
+import { parseQueuedOrder } from "../stock/queued-order";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
 
-/**
- * A watched order's finished `order` event with its owner: a stream writes it only to a shopper whose id
- * matches `userId`. Its key is the status (one event per status change); final after paid/expired/cancelled.
- */
-export type WatchedOrder = { userId: string; frame: Frame };
-
-/**
- * The orders watched in this isolate or process, read through one feed: one Postgres query and one
- * Redis pipeline for all of them at most once per `maxAgeMs`, whatever the number of watchers.
- */
-export type OrderFeed = SharedSnapshot<WatchedOrder>;
-
-const feeds = new Map<number, OrderFeed>();
-
-export function orderFeed(maxAgeMs: number): OrderFeed {
-  let feed = feeds.get(maxAgeMs);
-  if (!feed) {
-    feed = createSharedSnapshot<WatchedOrder>({ maxAgeMs, merge: keepOrder });
-    feeds.set(maxAgeMs, feed);
-  }
-  return feed;
-}
-
 export const FINAL_ORDER_STATUSES: readonly string[] = ["paid", "expired", "cancelled"];
-
-function keepOrder(previous: WatchedOrder | undefined, next: WatchedOrder): WatchedOrder {
-  if (!previous || previous.userId !== next.userId) return next;
-  const frame = keepSame(previous.frame, next.frame);
-  return frame === previous.frame ? previous : { userId: next.userId, frame };
-}
 
 /** The order's frame if `userId` owns it; undefined for anyone else's order (or an unknown one). */
 export function ownFrame(order: WatchedOrder | undefined, userId: string): Frame | undefined {

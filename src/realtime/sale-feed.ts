@@ -1,30 +1,9 @@
 import { fromMetaFields, type SaleRecord, type SaleView, toSaleView } from "../catalog/sale-record";
-import { type Frame, frameOf, keepSame } from "../memory/frame";
-import { createSharedSnapshot, type SharedSnapshot } from "../memory/shared-snapshot";
+import { type Frame, frameOf } from "../memory/frame";
 import { saleKeys } from "../stock/keys";
 import { toRecord } from "../stores/redis-reply";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
-
-/**
- * The sales watched in this isolate or process, read through one feed: one pipeline (HGETALL meta + GET
- * stock per watched sale) at most once per `maxAgeMs`, whatever the number of watchers. It holds each
- * sale's finished `sale` event (frame.ts), rendered once per read and kept, with its version, while
- * nothing but the clock changed.
- */
-export type SaleFeed = SharedSnapshot<Frame>;
-
-const feeds = new Map<number, SaleFeed>();
-
-/** The isolate's sale feed for a refresh interval (one per isolate in practice). */
-export function saleFeed(maxAgeMs: number): SaleFeed {
-  let feed = feeds.get(maxAgeMs);
-  if (!feed) {
-    feed = createSharedSnapshot<Frame>({ maxAgeMs, merge: keepSame });
-    feeds.set(maxAgeMs, feed);
-  }
-  return feed;
-}
 
 /** The given sales as Redis holds them (one pipeline); absent sales are left out. */
 export async function readSales(redis: Redis, saleIds: string[]): Promise<Map<string, SaleRecord>> {

@@ -1,30 +1,10 @@
 import type { Deps } from "../context";
-import { type Frame, frameOf, keepSame } from "../memory/frame";
-import { createSharedSnapshot, type SharedSnapshot } from "../memory/shared-snapshot";
+import { type Frame, frameOf } from "../memory/frame";
 import { type SaleStats, saleStats } from "../recovery/sale-stats";
 import { readTimeline, type TimelinePoint } from "../stock/timeline";
 
 /** What the operator's live view shows of a sale: `GET …/stats` and `GET …/timeline`, as they answer. */
 export type OperatorFigures = { stats: SaleStats; timeline: { points: TimelinePoint[]; serverTime: string } };
-
-/**
- * The sales operators watch in this isolate or process, read through one feed: the stats (one Redis
- * MULTI and one SQL query per sale) and the timeline (one HGETALL) of every watched sale at most once
- * per `maxAgeMs`, whatever the number of operator pages open. It holds each sale's finished `stats` and
- * `timeline` events (frame.ts), serialized once per read.
- */
-export type StatsFeed = SharedSnapshot<Frame>;
-
-const feeds = new Map<number, StatsFeed>();
-
-export function statsFeed(maxAgeMs: number): StatsFeed {
-  let feed = feeds.get(maxAgeMs);
-  if (!feed) {
-    feed = createSharedSnapshot<Frame>({ maxAgeMs, merge: keepSame });
-    feeds.set(maxAgeMs, feed);
-  }
-  return feed;
-}
 
 type Stores = Pick<Deps, "redis" | "db">;
 

@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
-import { setSalePaused } from "../catalog/sale-store";
 import { withDb } from "../db/client";
 import { enqueueOrders } from "../orders/enqueue-order";
 import { markRestored } from "../orders/order-repository";
-import type { QueuedOrder } from "../orders/order-view";
+import type { RebuildDeps } from "../services";
+import type { QueuedOrder } from "../stock/queued-order";
 import { restoreStock } from "../stock/restore-stock";
-import type { RebuildDeps } from "./rebuild";
+import { setSalePaused } from "../stock/set-sale-paused";
 
 /**
  * What a rebuild does after its script replaced the sale's Redis state:

@@ -2,14 +2,10 @@ import { sql } from "drizzle-orm";
 import { registerProductToken } from "../catalog/catalog";
 import { toMetaFields } from "../catalog/sale-record";
 import { withDb } from "../db/client";
-import { soldOutCache } from "../memory/sold-out";
-import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
-import type { Deps } from "../services";
-import { saleKeys } from "../stock/keys";
+import type { RebuildDeps } from "../services";
 import { encodeLedgerEntry, ledgerFieldOf, type ReservationEntry } from "../stock/ledger-entry";
-import { runScript, type ScriptReply } from "../stock/script";
+import { type RebuiltState, replaceSaleState } from "../stock/rebuild-sale";
 import { storeNow } from "../stores/store-clock";
-import { withRedis } from "../stores/with-redis";
 import { settleKeptOrders } from "./rebuild-followup";
 
 type SaleRow = {
@@ -42,9 +38,6 @@ export type RebuildReport = {
   pausedUntil: string;
 };
 
-export type RebuildDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash"> &
-  Partial<Pick<Deps, "defer">>;
-
 /**
  * Rebuilds a sale's Redis state from Postgres, for when Redis lost it (a failover with asynchronous
  * replication, a flush) or an operator asks. In one Postgres transaction the sale moves to a new epoch
@@ -61,6 +54,41 @@ export async function rebuildSale(
   saleId: string,
   quietSeconds: number,
 ): Promise<RebuildReport | null> {
+  const read = await advanceEpoch(deps, saleId);
+  if (!read) return null;
+  const { sale, live, settled } = read;
+  const defer = deps.defer ?? ((p: Promise<unknown>) => void p.catch(() => {}));
+  const pausedUntil = (await storeNow({ ...deps, defer })) + quietSeconds * 1000;
+  const state = stateOf(sale, live, settled, pausedUntil);
+  const replaced = await replaceSaleState(deps.redis, saleId, state);
+  const kept = replaced.kind === "rebuilt" ? replaced.kept : [];
+  await registerProductToken(deps, saleId, sale.product_token);
+  deps.memory.soldOut.clear(saleId);
+  await settleKeptOrders(deps, saleId, kept, sale.paused);
+  const stock = sale.initial_stock + sale.stock_adjustments;
+  const liveUnits = live.reduce((sum, o) => sum + o.quantity, 0);
+  const keptUnits = kept.reduce((sum, o) => sum + o.quantity, 0);
+  return {
+    saleId,
+    epoch: sale.epoch,
+    stock,
+    liveOrders: live.length,
+    liveUnits,
+    keptOrders: kept.length,
+    remaining: stock - liveUnits - keptUnits,
+    pausedUntil: new Date(pausedUntil).toISOString(),
+  };
+}
+
+/**
+ * In one Postgres transaction: the sale moves to a new epoch (its row is locked, so no order write
+ * interleaves), expired and cancelled orders whose units had not come back are settled, and every live
+ * order is counted in the new epoch. Null when there is no such sale.
+ */
+async function advanceEpoch(
+  deps: RebuildDeps,
+  saleId: string,
+): Promise<{ sale: SaleRow; live: LiveOrder[]; settled: string[] } | null> {
   const [sales, settled, live] = await withDb(() =>
     deps.db.transaction([
       sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
@@ -80,14 +108,15 @@ export async function rebuildSale(
   );
   const sale = (sales as SaleRow[])[0];
   if (!sale) return null;
-  const orders = live as LiveOrder[];
+  return { sale, live: live as LiveOrder[], settled: (settled as { id: string }[]).map((r) => r.id) };
+}
+
+/** The sale's Redis state by Postgres: stock left, holdings, one reservation entry per live order, meta. */
+function stateOf(sale: SaleRow, live: LiveOrder[], settled: string[], pausedUntil: number): RebuiltState {
   const stock = sale.initial_stock + sale.stock_adjustments;
-  const liveUnits = orders.reduce((sum, o) => sum + o.quantity, 0);
-  const defer = deps.defer ?? ((p: Promise<unknown>) => void p.catch(() => {}));
-  const pausedUntil = (await storeNow(deps.redis, defer)) + quietSeconds * 1000;
   const holdings: Record<string, number> = {};
   const ledger: Record<string, string> = {};
-  for (const o of orders) {
+  for (const o of live) {
     holdings[o.user_id] = (holdings[o.user_id] ?? 0) + o.quantity;
     const entry: ReservationEntry = {
       type: "reserve",
@@ -119,40 +148,6 @@ export async function rebuildSale(
     epoch: String(sale.epoch),
     recoveringUntil: String(pausedUntil),
   };
-  const keys = saleKeys(saleId);
-  const reply = await withRedis(() =>
-    runScript<ScriptReply>(
-      deps.redis,
-      "rebuildSale",
-      [keys.meta, keys.stock, keys.holdings, keys.ledger, keys.orders, keys.outbox],
-      [
-        JSON.stringify(meta),
-        stock - liveUnits,
-        JSON.stringify(holdings),
-        JSON.stringify(ledger),
-        JSON.stringify((settled as { id: string }[]).map((r) => r.id)),
-      ],
-    ),
-  );
-  const kept: QueuedOrder[] = [];
-  if (Number(reply[0]) === 1) {
-    for (let i = 1; i + 1 < reply.length; i += 2) {
-      const order = parseQueuedOrder(saleId, String(reply[i + 1]));
-      if (order) kept.push(order);
-    }
-  }
-  await registerProductToken(deps.redis, saleId, sale.product_token);
-  soldOutCache.clear(saleId);
-  await settleKeptOrders(deps, saleId, kept, sale.paused);
-  const keptUnits = kept.reduce((sum, o) => sum + o.quantity, 0);
-  return {
-    saleId,
-    epoch: sale.epoch,
-    stock,
-    liveOrders: orders.length,
-    liveUnits,
-    keptOrders: kept.length,
-    remaining: stock - liveUnits - keptUnits,
-    pausedUntil: new Date(pausedUntil).toISOString(),
-  };
+  const liveUnits = live.reduce((sum, o) => sum + o.quantity, 0);
+  return { meta, remaining: stock - liveUnits, holdings, ledger, settled };
 }

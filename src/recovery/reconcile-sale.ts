@@ -1,9 +1,7 @@
 import { sql } from "drizzle-orm";
 import { setSalePausedInDb } from "../catalog/sale-repository";
-import { setSalePaused } from "../catalog/sale-store";
 import { withDb } from "../db/client";
 import { enqueueOrders } from "../orders/enqueue-order";
-import type { QueuedOrder } from "../orders/order-view";
 import { type AppliedAdjustment, recordAppliedAdjustments } from "../sales/stock-adjustment";
 import type { Deps } from "../services";
 import { saleKeys } from "../stock/keys";
@@ -14,6 +12,8 @@ import {
   parseLedgerEntry,
   reservedOrder,
 } from "../stock/ledger-entry";
+import type { QueuedOrder } from "../stock/queued-order";
+import { setSalePaused } from "../stock/set-sale-paused";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
 import { type SaleStats, saleStats } from "./sale-stats";

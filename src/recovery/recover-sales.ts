@@ -1,9 +1,10 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
+import type { RebuildDeps } from "../services";
 import { catalogKeys, saleKeys } from "../stock/keys";
-import { runScript } from "../stock/script";
+import { releaseLock } from "../stock/release-lock";
 import { withRedis } from "../stores/with-redis";
-import { type RebuildDeps, type RebuildReport, rebuildSale } from "./rebuild";
+import { type RebuildReport, rebuildSale } from "./rebuild";
 
 const LOCK_KEY = "recovery:lock";
 const LOCK_MS = 30_000;
@@ -11,9 +12,6 @@ const LOCK_MS = 30_000;
 export const RECOVERY_DEBOUNCE_MS = 5_000;
 /** An ended sale is still rebuilt this long after its end (its stats, reconciliation, late restores). */
 const KEEP_ENDED_HOURS = 1;
-
-// when this isolate last started an attempt: a finished value, never a promise shared across requests
-let lastAttemptAt = Number.NEGATIVE_INFINITY;
 
 /**
  * Notices that Redis lost sales it should hold and rebuilds each from Postgres. A sale Redis should
@@ -30,8 +28,10 @@ export async function recoverLostSales(
   opts: { force?: boolean } = {},
 ): Promise<RebuildReport[]> {
   const now = deps.now;
-  if (!opts.force && now - lastAttemptAt < RECOVERY_DEBOUNCE_MS) return [];
-  lastAttemptAt = now;
+  // when this process last started an attempt: a finished value, never a promise shared across requests
+  const memory = deps.memory.recovery;
+  if (!opts.force && now - memory.lastAttemptAt < RECOVERY_DEBOUNCE_MS) return [];
+  memory.lastAttemptAt = now;
   const result = await withDb(() =>
     deps.db.execute<{ id: string; epoch: number }>(sql`
       select s.id, s.epoch from sales s
@@ -80,6 +80,6 @@ export async function recoverLostSales(
     if (failure !== null) throw failure;
     return reports;
   } finally {
-    await runScript(deps.redis, "releaseLock", [LOCK_KEY], [token]).catch(() => 0);
+    await releaseLock(deps.redis, LOCK_KEY, token).catch(() => false);
   }
 }

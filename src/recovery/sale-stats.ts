@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
-import { parseQueuedOrder, type QueuedOrder } from "../orders/order-view";
 import type { Deps } from "../services";
 import { saleKeys } from "../stock/keys";
 import { parseLedgerField } from "../stock/ledger-entry";
+import { parseQueuedOrder, type QueuedOrder } from "../stock/queued-order";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
 

@@ -5,11 +5,8 @@ import { saleIdParam } from "../api/sale-schemas";
 import { readSale } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError } from "../errors";
-import { figuresFrame, readFigureFrames, readSaleFigures, statsFeed } from "../realtime/stats-feed";
+import { figuresFrame, readFigureFrames, readSaleFigures } from "../realtime/stats-feed";
 import { eventStream, holding, slotFor } from "./events";
-
-/** The operator's figures are read at most once a second per isolate, however many pages watch. */
-const FIGURES_MAX_AGE_MS = 1_000;
 
 const EXAMPLE = `event: stats
 id: 1795000000000
@@ -70,7 +67,7 @@ const operatorEvents = createRoute({
 export const adminEventRoutes = apiRouter().openapi(operatorEvents, async (c) => {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
-  const feed = statsFeed(FIGURES_MAX_AGE_MS);
+  const feed = d.memory.feeds.stats;
   const leases = [slotFor(d), feed.watch(saleId, d.now)];
   const first = await holding(leases, async () => {
     if (!(await readSale(d.redis, saleId))) throw new ApiError("UNKNOWN_SALE", "No such sale.");

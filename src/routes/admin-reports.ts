@@ -9,6 +9,7 @@ import {
 import { apiRouter, json, OPERATOR } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { saleIdParam } from "../api/sale-schemas";
+import { forgetSaleList } from "../catalog/sale-store";
 import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { listDeadLetters } from "../orders/dead-letters";
@@ -17,7 +18,6 @@ import { reconcileSale } from "../recovery/reconcile-sale";
 import { saleStats } from "../recovery/sale-stats";
 import { readTimeline } from "../stock/timeline";
 import { existingSale } from "./admin";
-import { forgetSaleList } from "./sales";
 
 const DEAD_LETTERS_SHOWN = 100;
 
@@ -126,14 +126,14 @@ export const adminReportRoutes = apiRouter()
     const d = deps(c);
     const saleId = await existingSaleId(d, c.req.valid("param").saleId);
     const report = await reconcileSale(d, saleId, d.config.OUTBOX_GRACE_SECONDS * 1000);
-    if (report.paused) forgetSaleList();
+    if (report.paused) forgetSaleList(d.memory);
     return c.json(report, 200);
   })
   .openapi(rebuild, async (c) => {
     const d = deps(c);
     const report = await rebuildSale(d, c.req.valid("param").saleId, d.config.RECOVERY_QUIET_SECONDS);
     if (!report) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    forgetSaleList();
+    forgetSaleList(d.memory);
     return c.json(report, 200);
   })
   .openapi(deadLetters, async (c) =>

@@ -10,11 +10,11 @@ import { errorResponses } from "../api/error-responses";
 import { jsonBody } from "../api/json-body";
 import { saleIdParam } from "../api/sale-schemas";
 import { toSaleView } from "../catalog/sale-record";
+import { forgetSaleList } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError, StoreUnavailableError } from "../errors";
 import { type AdjustmentResult, applyStockAdjustment } from "../sales/stock-adjustment";
 import { existingSale } from "./admin";
-import { forgetSaleList } from "./sales";
 
 export const adjustStockRoute = createRoute({
   method: "post",
@@ -85,7 +85,7 @@ export const adminStockRoutes = apiRouter().openapi(adjustStockRoute, async (c) 
     },
   );
   if (outcome.kind !== "applied") throw refusal(outcome);
-  forgetSaleList();
+  forgetSaleList(d.memory);
   const adjusted = { ...sale, remaining: outcome.remaining, stock: outcome.stock };
   return c.json(toSaleView(adjusted, d.now, "operator"), 200);
 });

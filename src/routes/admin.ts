@@ -11,11 +11,11 @@ import { jsonBody } from "../api/json-body";
 import { saleIdParam } from "../api/sale-schemas";
 import { type OperatorSaleView, type SaleRecord, toSaleView } from "../catalog/sale-record";
 import { setSalePausedInDb } from "../catalog/sale-repository";
-import { readAllSales, readSale, setSalePaused } from "../catalog/sale-store";
+import { forgetSaleList, readAllSales, readSale } from "../catalog/sale-store";
 import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
-import { forgetSaleList } from "./sales";
+import { setSalePaused } from "../stock/set-sale-paused";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
 const sale = (description: string) => json(description, operatorSaleSchema);
@@ -98,7 +98,7 @@ async function setPaused(d: Deps, saleId: string, paused: boolean): Promise<Oper
   const found = await existingSale(d, saleId);
   await setSalePausedInDb(d.db, found.saleId, paused);
   await setSalePaused(d.redis, found.saleId, paused);
-  forgetSaleList();
+  forgetSaleList(d.memory);
   return toSaleView({ ...found, paused }, d.now, "operator");
 }
 
@@ -117,7 +117,7 @@ export const adminRoutes = apiRouter()
     const d = deps(c);
     const outcome = await createSale(d, c.req.valid("json"));
     if (outcome.kind !== "created") throw refusal(outcome);
-    forgetSaleList();
+    forgetSaleList(d.memory);
     return c.json(toSaleView(outcome.sale, d.now, "operator"), 201);
   })
   .openapi(getSale, async (c) => {

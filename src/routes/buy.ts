@@ -1,4 +1,4 @@
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, type RouteHandler } from "@hono/zod-openapi";
 import { apiRouter, json, SHOPPER } from "../api/api-router";
 import {
   buyAcceptedSchema,
@@ -9,21 +9,10 @@ import {
 } from "../api/buy-schemas";
 import { errorResponses } from "../api/error-responses";
 import { jsonBody } from "../api/json-body";
-import { clientIp } from "../buy/client-ip";
-import { countSoldOutFromMemory } from "../buy/sold-out-answers";
-import { resolveUnanswered } from "../buy/void-attempt";
-import { CatalogMissingError, resolveProductToken } from "../catalog/catalog";
-import { looksLikeProductToken } from "../catalog/product-token";
-import { deps } from "../context";
-import { ApiError, StoreUnavailableError } from "../errors";
-import { newOrderId } from "../ids";
-import { soldOutCache } from "../memory/sold-out";
+import { attemptPurchase, type BuyOutcome } from "../buy/attempt";
+import { type AppEnv, deps } from "../context";
+import { ApiError } from "../errors";
 import { authenticateShopper } from "../middleware/shopper-auth";
-import { publishSoon } from "../orders/publish-buffer";
-import { recoverLostSales } from "../recovery/recover-sales";
-import type { ReserveOutcome } from "../stock/reserve-outcome";
-import { reserveStock } from "../stock/reserve-stock";
-import { storeNow } from "../stores/store-clock";
 
 export const buyRoute = createRoute({
   method: "post",
@@ -59,101 +48,44 @@ export const buyRoute = createRoute({
 });
 
 /**
- * `POST /api/buy/:productToken`: the contract's checks in order (400, 401, 404, then one reservation
- * script for 429 / window / allowance / stock). An admitted attempt costs one Redis command; an unknown
- * token costs none (Bloom filter), and so does an attempt on a sale this isolate saw sold out (keyed
- * attempts only when their key's recorded answer is that 410, see sold-out-cache.ts). A reservation
- * whose outcome is unknown is resolved before the answer (see reserve-stock.ts), and one still unknown
- * when the window ends is voided (see void-order.ts): a 503 means nothing was reserved.
+ * `POST /api/buy/:productToken`: reads the request (400 from the schema, then 401), runs the buy decision
+ * (buy/attempt.ts) and answers its outcome through {@link refusal}, the route's one table.
  */
-export const buyRoutes = apiRouter().openapi(buyRoute, async (c) => {
-  const d = deps(c);
-  const { config, redis, defer } = d;
+async function buy(c: Parameters<RouteHandler<typeof buyRoute, AppEnv>>[0]) {
   const { quantity } = c.req.valid("json");
-  const idempotencyKey = c.req.valid("header")["Idempotency-Key"] ?? null;
-  const userId = await authenticateShopper(c.req.header("Authorization"), config);
-
-  const token = c.req.valid("param").productToken;
-  const saleId = looksLikeProductToken(token)
-    ? await resolveProductToken(redis, token, {
-        now: d.now,
-        refreshMs: config.CATALOG_REFRESH_MS,
-        defer,
-      }).catch((e) => {
-        if (e instanceof CatalogMissingError) defer(recoverLostSales(d));
-        throw e;
-      })
-    : null;
-  if (!saleId) throw new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
-  const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
-  const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
-  if (soldOutCache.has(saleId, now, keyed)) {
-    countSoldOutFromMemory(redis, saleId, now, defer);
-    throw soldOut();
-  }
-
-  const attempt = { saleId, orderId: newOrderId(saleId), userId, quantity, idempotencyKey };
-  const outcome = await reserveStock(
-    redis,
-    { ...attempt, ip: clientIp(c.get("clientIp")), now },
-    {
-      userPerWindow: config.RATE_LIMIT_USER_PER_WINDOW,
-      ipPerWindow: config.RATE_LIMIT_IP_PER_WINDOW,
-      windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
-    },
-    undefined,
-    config.BUY_RESOLVE_WINDOW_MS,
-  ).catch(async (error): Promise<ReserveOutcome> => {
-    if (!(error instanceof StoreUnavailableError)) throw error;
-    // no run answered within the window: void the attempt (or find it claimed) before answering
-    const settled = await resolveUnanswered(d, attempt);
-    if (settled.kind === "voided") return settled;
-    return { kind: "reserved", ...settled.order, remaining: 0, replay: true, pending: false };
-  });
-  if (outcome.kind === "not_initialised") defer(recoverLostSales(d));
-  if (outcome.kind !== "reserved") {
-    if (outcome.kind === "sold_out") {
-      // a replayed 410 is the key's first answer, not news: the units may have come back since
-      if (!outcome.replay) soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
-      if (keyed) soldOutCache.rememberKey(saleId, userId, keyed.idempotencyKey);
-    }
-    if (outcome.kind === "insufficient_stock") soldOutCache.clear(saleId);
-    throw rejection(outcome);
-  }
-  // a replay's `remaining` is the first answer's, possibly stale: it says nothing about the stock now
-  if (!outcome.replay) {
-    if (outcome.remaining === 0) soldOutCache.mark(saleId, now, config.SOLD_OUT_CACHE_MS);
-    else soldOutCache.clear(saleId);
-  }
-  const order = {
-    orderId: outcome.orderId,
-    saleId,
+  const d = deps(c);
+  const userId = await authenticateShopper(c.req.header("Authorization"), d.config);
+  const outcome = await attemptPurchase(d, {
+    productToken: c.req.valid("param").productToken,
     userId,
-    quantity: outcome.quantity,
-    createdAt: now,
-    expiresAt: outcome.expiresAt,
-    epoch: outcome.epoch,
-  };
-  // a replay whose order is still in the outbox may be the only copy of it (its first publish lost)
-  if (!outcome.replay || outcome.pending) defer(publishSoon(d, order));
+    quantity,
+    idempotencyKey: c.req.valid("header")["Idempotency-Key"] ?? null,
+    clientIp: c.get("clientIp"),
+  });
+  if (outcome.kind !== "accepted") throw refusal(outcome);
+  const { orderId, expiresAt } = outcome;
   return c.json(
     {
-      orderId: outcome.orderId,
+      orderId,
       status: "queued" as const,
       quantity: outcome.quantity,
-      expiresAt: new Date(outcome.expiresAt).toISOString(),
+      expiresAt: new Date(expiresAt).toISOString(),
     },
     202,
   );
-});
+}
+
+export const buyRoutes = apiRouter().openapi(buyRoute, buy);
 
 function soldOut(): ApiError {
   return new ApiError("SOLD_OUT", "Sold out: every unit has been reserved.");
 }
 
-/** The one table from a refused reservation to the contract's error. */
-function rejection(outcome: Exclude<ReserveOutcome, { kind: "reserved" }>): ApiError {
+/** The one table from a refused buy attempt to the contract's error. */
+function refusal(outcome: Exclude<BuyOutcome, { kind: "accepted" }>): ApiError {
   switch (outcome.kind) {
+    case "unknown_product":
+      return new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
     case "not_initialised":
       return new ApiError(
         "UNAVAILABLE",

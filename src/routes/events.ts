@@ -9,9 +9,9 @@ import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import type { Lease } from "../memory/leases";
 import { shopperAuth } from "../middleware/shopper-auth";
-import { orderFeed, ownFrame, readOrders } from "../realtime/order-feed";
+import { ownFrame, readOrders } from "../realtime/order-feed";
 import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
-import { readSaleFrames, saleFeed } from "../realtime/sale-feed";
+import { readSaleFrames } from "../realtime/sale-feed";
 import { sseBody } from "../realtime/sse-body";
 import { takeStreamSlot } from "../realtime/stream-slots";
 import { storeNow } from "../stores/store-clock";
@@ -21,7 +21,7 @@ const WRITE_TIMEOUT_MS = 4_000;
 
 /** A slot for one more stream, or 503 UNAVAILABLE with Retry-After (before any stream starts). */
 export function slotFor(d: Deps): Lease {
-  const slot = takeStreamSlot(d.config.REALTIME_MAX_STREAMS, d.now);
+  const slot = takeStreamSlot(d.memory.streams, d.config.REALTIME_MAX_STREAMS, d.now);
   if (!slot)
     throw new ApiError("UNAVAILABLE", "Too many live streams here right now; poll or retry shortly.", {
       retryAfterSeconds: 5,
@@ -95,8 +95,8 @@ const saleEvents = createRoute({
 export const saleEventRoutes = apiRouter().openapi(saleEvents, async (c) => {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
-  const feed = saleFeed(d.config.REALTIME_REFRESH_MS);
-  const clock = () => storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
+  const feed = d.memory.feeds.sales;
+  const clock = () => storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const leases = [slotFor(d), feed.watch(saleId, d.now)];
   const first = await holding(leases, async () => {
     if (!feed.getFresh(saleId, d.now)) {
@@ -146,7 +146,7 @@ export const orderEventRoutes = apiRouter().openapi(orderEvents, async (c) => {
   const { orderId } = c.req.valid("param");
   const userId = c.get("userId");
   if (!saleIdOfOrder(orderId)) throw unknownOrder();
-  const feed = orderFeed(d.config.REALTIME_REFRESH_MS * 2);
+  const feed = d.memory.feeds.orders;
   const leases = [slotFor(d), feed.watch(orderId, d.now)];
   const first = await holding(leases, async () => {
     if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {

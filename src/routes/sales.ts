@@ -2,23 +2,11 @@ import { createRoute } from "@hono/zod-openapi";
 import { apiRouter, json } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { saleIdParam, saleListSchema, saleSchema } from "../api/sale-schemas";
-import type { SaleRecord } from "../catalog/sale-record";
 import { saleStatus, toSaleView } from "../catalog/sale-record";
-import { readAllSales } from "../catalog/sale-store";
+import { readSaleList } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError } from "../errors";
 import { storeNow } from "../stores/store-clock";
-
-const LIST_CACHE_MS = 500;
-let listCache: { at: number; sales: SaleRecord[] } | null = null;
-
-/** All sales, remembered by the isolate for half a second: every shopper page polls this. */
-async function cachedSales(redis: Parameters<typeof readAllSales>[0], now: number): Promise<SaleRecord[]> {
-  if (listCache && now - listCache.at < LIST_CACHE_MS) return listCache.sales;
-  const sales = await readAllSales(redis);
-  listCache = { at: now, sales };
-  return sales;
-}
 
 const listSales = createRoute({
   method: "get",
@@ -50,25 +38,20 @@ const getSale = createRoute({
  */
 export const saleRoutes = apiRouter()
   .openapi(listSales, async (c) => {
-    const { config, redis, defer } = deps(c);
-    const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
-    const sales = (await cachedSales(redis, now)).filter((s) => saleStatus(s, now) !== "ended");
+    const d = deps(c);
+    const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
+    const sales = (await readSaleList(d, now)).filter((s) => saleStatus(s, now) !== "ended");
     return c.json(
       { sales: sales.map((s) => toSaleView(s, now, "shopper")), serverTime: new Date(now).toISOString() },
       200,
     );
   })
   .openapi(getSale, async (c) => {
-    const { config, redis, defer } = deps(c);
-    const now = await storeNow(redis, defer, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
+    const d = deps(c);
+    const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
     const { saleId } = c.req.valid("param");
-    const sale = (await cachedSales(redis, now)).find((s) => s.saleId === saleId);
+    const sale = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
     if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
     c.header("Cache-Control", "no-store");
     return c.json(toSaleView(sale, now, "shopper"), 200);
   });
-
-/** Forgets the isolate's sale list (after an operator change in this isolate). */
-export function forgetSaleList(): void {
-  listCache = null;
-}

@@ -1,11 +1,12 @@
 import { registerProductToken } from "../catalog/catalog";
 import { productToken } from "../catalog/product-token";
 import type { SaleRecord } from "../catalog/sale-record";
+import { toMetaFields } from "../catalog/sale-record";
 import { findSaleByToken, insertSale } from "../catalog/sale-repository";
-import { preheatSale } from "../catalog/sale-store";
 import { newSaleId } from "../ids";
-import type { RebuildDeps } from "../recovery/rebuild";
 import { recoverLostSales } from "../recovery/recover-sales";
+import type { RebuildDeps } from "../services";
+import { initSale } from "../stock/init-sale";
 
 /** What an operator defines: times in ms since the epoch, checked at the edge (api/admin-schemas.ts). */
 export type SaleDefinition = {
@@ -54,7 +55,7 @@ export async function createSale(deps: RebuildDeps, definition: SaleDefinition):
     await recoverLostSales(deps);
     return { kind: "product_taken", saleId: existing?.id ?? null };
   }
-  await preheatSale(deps.redis, record);
-  await registerProductToken(deps.redis, record.saleId, token);
+  await initSale(deps.redis, record.saleId, toMetaFields(record));
+  await registerProductToken(deps, record.saleId, token);
   return { kind: "created", sale: { ...record, remaining: record.stock } };
 }

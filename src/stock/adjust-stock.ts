@@ -1,7 +1,15 @@
+import adjustStockLua from "../../lua/adjust-stock.lua";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
+import { codeOf, type ScriptReply } from "./codes";
 import { saleKeys } from "./keys";
-import { runScript, type ScriptReply } from "./script";
+import { defineScript, runScript } from "./script";
+
+export const adjustStockScript = defineScript(
+  "adjust-stock",
+  adjustStockLua,
+  "9f920b9c509d15b91f638e3348ac738198cf3cb9",
+);
 
 type Figures = { remaining: number; stock: number };
 
@@ -12,6 +20,8 @@ export type AdjustOutcome =
   | ({ kind: "below_reserved" } & Figures)
   | { kind: "not_initialised" };
 
+const CODES = ["OK", "ALREADY_APPLIED", "BELOW_RESERVED", "NOT_INITIALISED", "ID_REUSED"] as const;
+
 /** Adds (or removes) units while the sale runs, once per adjustment id, never below what is reserved. */
 export async function adjustStock(
   redis: Redis,
@@ -20,28 +30,22 @@ export async function adjustStock(
   delta: number,
   now: number,
 ): Promise<AdjustOutcome> {
-  const keys = saleKeys(saleId);
-  const [code, remaining, stock, epoch, applied] = await withRedis(() =>
-    runScript<ScriptReply>(
-      redis,
-      "adjustStock",
-      [keys.meta, keys.stock, keys.ledger],
-      [now, adjustmentId, delta],
-    ),
+  const k = saleKeys(saleId);
+  const reply = await withRedis(() =>
+    runScript<ScriptReply>(redis, adjustStockScript, [k.meta, k.stock, k.ledger], [now, adjustmentId, delta]),
   );
+  const [, remaining, stock, epoch, applied] = reply;
   const figures = { remaining: Number(remaining), stock: Number(stock) };
-  switch (Number(code)) {
-    case 1:
+  switch (codeOf("adjust-stock", reply, CODES)) {
+    case "OK":
       return { kind: "adjusted", epoch: Number(epoch), ...figures };
-    case 2:
+    case "ALREADY_APPLIED":
       return { kind: "already_applied", epoch: Number(epoch), ...figures };
-    case 3:
+    case "BELOW_RESERVED":
       return { kind: "below_reserved", ...figures };
-    case 4:
+    case "NOT_INITIALISED":
       return { kind: "not_initialised" };
-    case 5:
+    case "ID_REUSED":
       return { kind: "id_reused", appliedDelta: Number(applied), ...figures };
-    default:
-      throw new Error(`adjust-stock returned an unknown code: ${String(code)}`);
   }
 }

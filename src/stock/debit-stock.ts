@@ -1,9 +1,19 @@
+import debitStockLua from "../../lua/debit-stock.lua";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
+import { codeOf, type ScriptReply } from "./codes";
 import { saleKeys } from "./keys";
-import { runScript, type ScriptReply } from "./script";
+import { defineScript, runScript } from "./script";
+
+export const debitStockScript = defineScript(
+  "debit-stock",
+  debitStockLua,
+  "96a920a9866bb745584ae95f072c167bbb03419d",
+);
 
 export type DebitOutcome = { kind: "ok"; remaining: number; debited: number } | { kind: "not_ready" };
+
+const CODES = ["OK", "NOT_INITIALISED", "OTHER_EPOCH"] as const;
 
 /**
  * Makes sure this Redis counts orders of one sale that reached Postgres (debit-stock.lua): a no-op for
@@ -17,22 +27,20 @@ export async function debitStock(
   epoch: number,
   now: number,
 ): Promise<DebitOutcome> {
-  const keys = saleKeys(saleId);
-  const [code, remaining, debited] = await withRedis(() =>
+  const k = saleKeys(saleId);
+  const reply = await withRedis(() =>
     runScript<ScriptReply>(
       redis,
-      "debitStock",
-      [keys.meta, keys.stock, keys.holdings, keys.ledger],
+      debitStockScript,
+      [k.meta, k.stock, k.holdings, k.ledger],
       [now, epoch, ...orders.flatMap((o) => [o.orderId, o.userId, o.quantity])],
     ),
   );
-  switch (Number(code)) {
-    case 1:
-      return { kind: "ok", remaining: Number(remaining), debited: Number(debited) };
-    case 3:
-    case 4:
+  switch (codeOf("debit-stock", reply, CODES)) {
+    case "OK":
+      return { kind: "ok", remaining: Number(reply[1]), debited: Number(reply[2]) };
+    case "NOT_INITIALISED":
+    case "OTHER_EPOCH":
       return { kind: "not_ready" };
-    default:
-      throw new Error(`debit-stock returned an unknown code: ${String(code)}`);
   }
 }

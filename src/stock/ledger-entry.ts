@@ -21,7 +21,7 @@
  * parseLedgerEntry(ledger[ledgerField("reserve", orderId)]);     // the entry again (null if not one)
  */
 import { z } from "zod";
-import type { QueuedOrder } from "../orders/order-view";
+import type { QueuedOrder } from "./queued-order";
 
 const ms = z.number();
 const units = z.number();

@@ -1,13 +1,138 @@
+import reserveStockLua from "../../lua/reserve-stock.lua";
 import { StoreUnavailableError } from "../errors";
 import type { RedisStore as Redis } from "../stores/redis-store";
-import { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
-import { decodeReserveReply, type ReserveOutcome } from "./reserve-outcome";
-import { runScript, type ScriptReply } from "./script";
+import { codeOf, type ScriptReply } from "./codes";
+import { saleKeys } from "./keys";
+import { defineScript, runScript } from "./script";
+import { TIMELINE_TTL_SECONDS } from "./timeline";
 
+export const reserveStockScript = defineScript(
+  "reserve-stock",
+  reserveStockLua,
+  "b42cc0235b418c7208733481bc99469213bf73e9",
+);
+
+export type ReserveRequest = {
+  saleId: string;
+  orderId: string;
+  userId: string;
+  ip: string;
+  quantity: number;
+  idempotencyKey: string | null;
+  now: number;
+  /** a run of an attempt already run once without a reply (see {@link reserveStock}) */
+  rerun?: boolean;
+};
+
+export type ReserveLimits = { userPerWindow: number; ipPerWindow: number; windowMs: number };
+
+/** What one buy attempt came to: the reservation script's return codes as values. */
+export type ReserveOutcome =
+  | {
+      kind: "reserved";
+      orderId: string;
+      quantity: number;
+      expiresAt: number;
+      remaining: number;
+      epoch: number;
+      /** the first answer to the same key or order id, given again: nothing new was reserved */
+      replay: boolean;
+      /** a replay whose order is still in the outbox: its write may never have been published */
+      pending: boolean;
+    }
+  | { kind: "not_initialised" }
+  | { kind: "rate_limited"; retryAfterMs: number }
+  | { kind: "not_started" }
+  | { kind: "ended" }
+  | { kind: "paused" }
+  | { kind: "already_purchased"; held: number }
+  | { kind: "limit_exceeded"; mayStillBuy: number }
+  | { kind: "insufficient_stock"; remaining: number }
+  /** `replay`: the first answer to the same key, given again; it says nothing about the stock now */
+  | { kind: "sold_out"; replay?: true }
+  /** the attempt was given up and voided (void-reservation.lua): nothing is reserved under its id */
+  | { kind: "voided" };
+
+const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** How long one attempt may spend learning its outcome, from its first run (each run: ≤ 2 s). */
 export const RESOLVE_WINDOW_MS = 8_000;
 const FIRST_RERUN_DELAY_MS = 100;
 const MAX_RERUN_DELAY_MS = 1_000;
+
+/**
+ * KEYS and ARGV for reserve-stock.lua, in the order its header documents: the one place that layout is
+ * written down in TypeScript (the tests and the benchmark call the script through it too).
+ */
+export function reserveScriptCall(
+  req: ReserveRequest,
+  limits: ReserveLimits,
+): { keys: string[]; args: string[] } {
+  const k = saleKeys(req.saleId);
+  const keys = [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox];
+  keys.push(k.idempotency(req.userId, req.idempotencyKey ?? "-"), k.userRate(req.userId), k.ipRate(req.ip));
+  keys.push(k.timeline);
+  const args = [req.now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"];
+  args.push(IDEMPOTENCY_TTL_SECONDS, limits.userPerWindow, limits.ipPerWindow, limits.windowMs);
+  args.push(TIMELINE_TTL_SECONDS, req.rerun ? "1" : "0");
+  return { keys, args: args.map(String) };
+}
+
+const CODES = [
+  "OK",
+  "NOT_INITIALISED",
+  "RATE_LIMITED",
+  "NOT_STARTED",
+  "ENDED",
+  "PAUSED",
+  "ALREADY_PURCHASED",
+  "LIMIT_EXCEEDED",
+  "INSUFFICIENT_STOCK",
+  "SOLD_OUT",
+  "VOIDED",
+] as const;
+
+/** The one place reserve-stock.lua's replies are read (see the script's header). */
+export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
+  const [, a, b, c, d, e, f, g] = reply;
+  switch (codeOf("reserve-stock", reply, CODES)) {
+    case "OK":
+      return {
+        kind: "reserved",
+        orderId: String(a),
+        quantity: Number(b),
+        expiresAt: Number(c),
+        remaining: Number(d),
+        epoch: Number(e ?? 1),
+        replay: Number(f ?? 0) === 1,
+        pending: Number(g ?? 0) === 1,
+      };
+    case "NOT_INITIALISED":
+      return { kind: "not_initialised" };
+    case "RATE_LIMITED":
+      return { kind: "rate_limited", retryAfterMs: Number(a) };
+    case "NOT_STARTED":
+      return { kind: "not_started" };
+    case "ENDED":
+      return { kind: "ended" };
+    case "PAUSED":
+      return { kind: "paused" };
+    case "ALREADY_PURCHASED":
+      return { kind: "already_purchased", held: Number(a) };
+    case "LIMIT_EXCEEDED":
+      return { kind: "limit_exceeded", mayStillBuy: Number(a) };
+    case "INSUFFICIENT_STOCK":
+      return { kind: "insufficient_stock", remaining: Number(a) };
+    case "SOLD_OUT":
+      return Number(b ?? 0) === 1 ? { kind: "sold_out", replay: true } : { kind: "sold_out" };
+    case "VOIDED":
+      return { kind: "voided" };
+  }
+}
+
+const realClock = {
+  now: () => Date.now(),
+  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+};
 
 /**
  * One buy attempt: rate limits, window, allowance, stock, ledger and outbox in one EVALSHA (one Redis
@@ -17,15 +142,12 @@ const MAX_RERUN_DELAY_MS = 1_000;
  * unknown outcome: Redis may have committed it. The attempt is then run again with the same order id
  * (and Idempotency-Key) until one run is answered: every run is the same attempt, so a later run finds
  * an earlier one's reservation and returns it as a replay (reserve-stock.lua checks the order id
- * first), or reserves now if no earlier run did. The outcome is certain only from a reply. A re-run
- * is flagged as one: its refusal fences the order id (reserve-stock.lua), so an earlier run still on
- * its way cannot reserve behind the refusal the shopper is given.
+ * first), or reserves now if no earlier run did. A re-run is flagged as one: its refusal fences the
+ * order id, so an earlier run still on its way cannot reserve behind the refusal the shopper is given.
  *
- * When no run is answered within the window ({@link RESOLVE_WINDOW_MS} unless the caller passes the
- * `BUY_RESOLVE_WINDOW_MS` setting), the store has been unreachable for that whole time and the attempt
- * fails with {@link StoreUnavailableError}: a run may still have committed, or may still commit (one
- * held in the REST layer). The buy route then voids the attempt before answering 503 (see
- * src/buy/void-attempt.ts).
+ * When no run is answered within `windowMs`, the attempt fails with {@link StoreUnavailableError}: a run
+ * may still have committed, or may still commit (one held in the REST layer). The buy decision then
+ * voids the attempt before answering 503 (src/buy/void-attempt.ts).
  */
 export async function reserveStock(
   redis: Redis,
@@ -42,7 +164,7 @@ export async function reserveStock(
     const { keys, args } = run === 0 ? first : rerun;
     let reply: ScriptReply;
     try {
-      reply = await runScript(redis, "reserveStock", keys, args);
+      reply = await runScript<ScriptReply>(redis, reserveStockScript, keys, args);
     } catch (error) {
       if (clock.now() + delay >= deadline) throw new StoreUnavailableError("redis", error);
       await clock.sleep(delay);
@@ -52,8 +174,3 @@ export async function reserveStock(
     return decodeReserveReply(reply);
   }
 }
-
-const realClock = {
-  now: () => Date.now(),
-  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-};

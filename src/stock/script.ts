@@ -1,54 +1,35 @@
-import adjustStockLua from "../../lua/adjust-stock.lua";
-import debitStockLua from "../../lua/debit-stock.lua";
-import initSaleLua from "../../lua/init-sale.lua";
-import rebuildSaleLua from "../../lua/rebuild-sale.lua";
-import releaseLockLua from "../../lua/release-lock.lua";
-import reserveStockLua from "../../lua/reserve-stock.lua";
-import restoreStockLua from "../../lua/restore-stock.lua";
-import setSalePausedLua from "../../lua/set-sale-paused.lua";
-import voidReservationLua from "../../lua/void-reservation.lua";
 import type { RedisStore as Redis } from "../stores/redis-store";
 
-/** Raw script replies: arrays of integers and strings, decoded by each script's outcome module. */
-export type ScriptReply = (string | number)[];
-
-/** The Lua sources, by name. */
-export const scriptSources = {
-  reserveStock: reserveStockLua,
-  restoreStock: restoreStockLua,
-  adjustStock: adjustStockLua,
-  initSale: initSaleLua,
-  debitStock: debitStockLua,
-  rebuildSale: rebuildSaleLua,
-  releaseLock: releaseLockLua,
-  setSalePaused: setSalePausedLua,
-  voidReservation: voidReservationLua,
-} as const;
-
-export type ScriptName = keyof typeof scriptSources;
-
-type Script = ReturnType<Redis["createScript"]>;
-const cache = new WeakMap<Redis, Map<ScriptName, Script>>();
+/**
+ * A script of `lua/`, with the SHA-1 of its source pinned (as upstash/ratelimit-js pins its scripts):
+ * EVALSHA needs no hashing at run time, and a test fails when a source changes without its pin, so a
+ * changed script is always a deliberate step.
+ */
+export type LuaScript = { readonly name: string; readonly source: string; readonly sha1: string };
 
 /**
- * Runs one of the scripts in `lua/` with EVALSHA, falling back to EVAL when Redis answers NOSCRIPT
- * (the `@upstash/redis` Script does both). Script objects (and their SHA-1) are kept per isolate.
+ * @example
+ * export const releaseLockScript = defineScript("release-lock", releaseLockLua, "9c1f…");
  */
-export function runScript<T = ScriptReply>(
+export function defineScript(name: string, source: string, sha1: string): LuaScript {
+  return { name, source, sha1 };
+}
+
+/**
+ * Runs a script by its pinned SHA-1 (EVALSHA), sending it in full (EVAL) when Redis answers NOSCRIPT (a
+ * fresh or flushed server). Nothing is remembered between calls: Redis caches the script.
+ */
+export async function runScript<T = unknown>(
   redis: Redis,
-  name: ScriptName,
+  script: LuaScript,
   keys: string[],
   args: (string | number)[],
 ): Promise<T> {
-  let scripts = cache.get(redis);
-  if (!scripts) {
-    scripts = new Map();
-    cache.set(redis, scripts);
+  const argv = args.map(String);
+  try {
+    return (await redis.evalsha(script.sha1, keys, argv)) as T;
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.includes("NOSCRIPT")) throw error;
+    return (await redis.eval(script.source, keys, argv)) as T;
   }
-  let script = scripts.get(name);
-  if (!script) {
-    script = redis.createScript(scriptSources[name]);
-    scripts.set(name, script);
-  }
-  return script.exec(keys, args.map(String)) as Promise<T>;
 }

@@ -1,19 +1,23 @@
 import { toRecord } from "../stores/redis-reply";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
+import { ScriptCode } from "./codes";
 import { saleKeys } from "./keys";
+
+/** How long a sale's timeline is kept after its last count. */
+export const TIMELINE_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 /** Outcome names for the reservation script's codes, as the operator chart labels them. */
 const OUTCOMES: Record<string, string> = {
-  "1": "reserved",
-  "3": "rateLimited",
-  "4": "notStarted",
-  "5": "ended",
-  "6": "paused",
-  "7": "limited",
-  "8": "limited",
-  "9": "soldOut",
-  "10": "soldOut",
+  [ScriptCode.OK]: "reserved",
+  [ScriptCode.RATE_LIMITED]: "rateLimited",
+  [ScriptCode.NOT_STARTED]: "notStarted",
+  [ScriptCode.ENDED]: "ended",
+  [ScriptCode.PAUSED]: "paused",
+  [ScriptCode.ALREADY_PURCHASED]: "limited",
+  [ScriptCode.LIMIT_EXCEEDED]: "limited",
+  [ScriptCode.INSUFFICIENT_STOCK]: "soldOut",
+  [ScriptCode.SOLD_OUT]: "soldOut",
 };
 
 export type TimelinePoint = { second: number; counts: Record<string, number> };
@@ -44,4 +48,22 @@ export async function readTimeline(
     .sort((a, b) => a[0] - b[0])
     .map(([second, counts]) => ({ second, counts }));
   return { points, serverTime: new Date(now).toISOString() };
+}
+
+/**
+ * Adds sold-out answers given without the script (from a process's sold-out memory) to the sales'
+ * timelines, in one pipeline of HINCRBY: per sale, per unix second, how many.
+ */
+export function countSoldOutAnswers(
+  redis: Redis,
+  counts: Map<string, Map<number, number>>,
+): Promise<unknown> {
+  if (counts.size === 0) return Promise.resolve();
+  const pipe = redis.pipeline();
+  for (const [saleId, bySecond] of counts) {
+    const key = saleKeys(saleId).timeline;
+    for (const [second, n] of bySecond) pipe.hincrby(key, `${second}:${ScriptCode.SOLD_OUT}`, n);
+    pipe.expire(key, TIMELINE_TTL_SECONDS);
+  }
+  return pipe.exec();
 }

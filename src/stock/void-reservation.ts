@@ -1,9 +1,17 @@
-import type { QueuedOrder } from "../orders/order-view";
+import voidReservationLua from "../../lua/void-reservation.lua";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
+import { codeOf, type ScriptReply } from "./codes";
 import { saleKeys } from "./keys";
 import { parseLedgerEntry, reservedOrder } from "./ledger-entry";
-import { runScript, type ScriptReply } from "./script";
+import type { QueuedOrder } from "./queued-order";
+import { defineScript, runScript } from "./script";
+
+export const voidReservationScript = defineScript(
+  "void-reservation",
+  voidReservationLua,
+  "6d8ca2ed3d3c5a54c615d5bfeb166ddcc1fedcbb",
+);
 
 /** A buy attempt the server gave up on: what void-reservation.lua needs to know about it. */
 export type VoidRequest = {
@@ -22,44 +30,43 @@ export type VoidOutcome =
   | { kind: "not_reserved" }
   | { kind: "claimed"; order: QueuedOrder };
 
+const CODES = ["OK", "ALREADY_FINAL", "NOT_INITIALISED", "NOT_RESERVED", "CLAIMED"] as const;
+
 /**
  * Runs void-reservation.lua once: gives an unclaimed reservation back (or leaves a tombstone so that a
  * run still in flight reserves nothing). Throws {@link StoreUnavailableError} when Redis does not answer;
  * calling it again is always safe.
  */
 export async function voidReservation(redis: Redis, req: VoidRequest, now: number): Promise<VoidOutcome> {
-  const keys = saleKeys(req.saleId);
-  const [code, entry] = await withRedis(() =>
+  const k = saleKeys(req.saleId);
+  const keyed = req.idempotencyKey !== null;
+  const reply = await withRedis(() =>
     runScript<ScriptReply>(
       redis,
-      "voidReservation",
+      voidReservationScript,
       [
-        keys.meta,
-        keys.stock,
-        keys.holdings,
-        keys.ledger,
-        keys.orders,
-        keys.outbox,
-        keys.idempotency(req.userId, req.idempotencyKey ?? "-"),
+        k.meta,
+        k.stock,
+        k.holdings,
+        k.ledger,
+        k.orders,
+        k.outbox,
+        k.idempotency(req.userId, req.idempotencyKey ?? "-"),
       ],
-      [now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"],
+      [now, req.orderId, req.userId, req.quantity, keyed ? "1" : "0"],
     ),
   );
-  const reservation = parseLedgerEntry(entry ? String(entry) : null);
+  const reservation = parseLedgerEntry(reply[1] ? String(reply[1]) : null);
   const order = reservation?.type === "reserve" ? reservedOrder(req.saleId, reservation) : null;
-  switch (Number(code)) {
-    case 1:
-      if (order) return { kind: "voided", order };
-      break;
-    case 2:
+  const code = codeOf("void-reservation", reply, CODES);
+  switch (code) {
+    case "ALREADY_FINAL":
       return { kind: "already_final", order };
-    case 3:
+    case "NOT_INITIALISED":
       return { kind: "not_initialised" };
-    case 4:
+    case "NOT_RESERVED":
       return { kind: "not_reserved" };
-    case 5:
-      if (order) return { kind: "claimed", order };
-      break;
   }
-  throw new Error(`void-reservation returned an unexpected reply: ${String(code)}`);
+  if (!order) throw new Error(`void-reservation returned ${code} without a reservation entry`);
+  return code === "OK" ? { kind: "voided", order } : { kind: "claimed", order };
 }

@@ -12,7 +12,8 @@
  * - `time()` answers `[seconds, microseconds]` as strings;
  * - a pipeline's or transaction's `exec` answers the array of replies, and rejects with the first
  *   command's error when any command failed (the others ran: a pipeline is not atomic);
- * - `createScript(lua).exec(keys, args)` runs EVALSHA and falls back to EVAL on NOSCRIPT.
+ * - `evalsha` / `eval` answer the script's reply; an unknown SHA-1 rejects with Redis's own `NOSCRIPT …`
+ *   text (src/stock/script.ts then sends the source).
  *
  * @example
  * const [bloom, version] = await redis.pipeline().get(a).get(b).exec<[string | null, string | null]>();
@@ -49,7 +50,14 @@ export type RedisStore = {
   time(): Promise<[number | string, number | string]>;
   pipeline(): RedisPipeline;
   multi(): RedisPipeline;
-  createScript(script: string): RedisScript;
+  /** EVALSHA: runs a script Redis has cached; rejects with `NOSCRIPT …` when it has not. */
+  evalsha<TArgs extends unknown[], TData = unknown>(
+    sha1: string,
+    keys: string[],
+    args: TArgs,
+  ): Promise<TData>;
+  /** EVAL: runs (and caches) a script's source. */
+  eval<TArgs extends unknown[], TData = unknown>(script: string, keys: string[], args: TArgs): Promise<TData>;
 };
 
 /** SET's options the engine uses. */
@@ -79,9 +87,4 @@ export type RedisPipeline = {
   hincrby(key: string, field: string, increment: number): RedisPipeline;
   expire(key: string, seconds: number): RedisPipeline;
   exec<T extends unknown[] = unknown[]>(): Promise<T>;
-};
-
-/** A Lua script run by its SHA-1 (EVALSHA), sent in full (EVAL) when the server answers NOSCRIPT. */
-export type RedisScript = {
-  exec(keys: string[], args: string[]): Promise<unknown>;
 };

@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import Redis from "ioredis";
-import type { RedisPipeline, RedisScript, RedisStore, SetOptions, ZRangeOptions } from "./redis-store";
+import type { RedisPipeline, RedisStore, SetOptions, ZRangeOptions } from "./redis-store";
 
 /** A {@link RedisStore} that holds a TCP connection: close it when the process stops. */
 export type RedisTcpStore = RedisStore & { close(): Promise<void> };
@@ -61,7 +60,7 @@ const commands = {
   time: (): Command => ["TIME", []],
   hincrby: (key: string, field: string, increment: number): Command => ["HINCRBY", [key, field, increment]],
   expire: (key: string, seconds: number): Command => ["EXPIRE", [key, seconds]],
-} satisfies Record<Exclude<keyof RedisStore, "pipeline" | "multi" | "createScript">, unknown> &
+} satisfies Record<Exclude<keyof RedisStore, "pipeline" | "multi" | "evalsha" | "eval">, unknown> &
   Record<Exclude<keyof RedisPipeline, "exec">, unknown>;
 
 /**
@@ -95,18 +94,15 @@ function pipeline(client: Redis, atomic: boolean): RedisPipeline {
   return builder;
 }
 
-function script(client: Redis, lua: string): RedisScript {
-  const sha = createHash("sha1").update(lua).digest("hex");
-  return {
-    async exec(keys, args) {
-      try {
-        return await client.call("EVALSHA", sha, keys.length, ...keys, ...args);
-      } catch (error) {
-        if (!(error instanceof Error) || !error.message.includes("NOSCRIPT")) throw error;
-        return client.call("EVAL", lua, keys.length, ...keys, ...args);
-      }
-    },
-  };
+/** EVALSHA or EVAL: the script's sha or source, the key count, the keys, the arguments. */
+function evalCommand(
+  client: Redis,
+  name: "EVALSHA" | "EVAL",
+  script: string,
+  keys: string[],
+  args: unknown[],
+) {
+  return client.call(name, script, keys.length, ...keys, ...args.map(String));
 }
 
 /**
@@ -119,7 +115,7 @@ function script(client: Redis, lua: string): RedisScript {
  *
  * @example
  * const redis = connectRedisTcp(process.env.REDIS_URL);
- * await runScript(redis, "reserveStock", keys, args);
+ * await runScript(redis, reserveStockScript, keys, args);
  * await redis.close();
  */
 export function connectRedisTcp(url: string, options: RedisTcpOptions = {}): RedisTcpStore {
@@ -145,10 +141,13 @@ export function connectRedisTcp(url: string, options: RedisTcpOptions = {}): Red
   for (const [method, build] of Object.entries(commands)) {
     store[method] = (...args: never[]) => send(client, (build as (...a: never[]) => Command)(...args));
   }
-  return Object.assign(store as Omit<RedisStore, "pipeline" | "multi" | "createScript">, {
+  return Object.assign(store as Omit<RedisStore, "pipeline" | "multi" | "evalsha" | "eval">, {
     pipeline: () => pipeline(client, false),
     multi: () => pipeline(client, true),
-    createScript: (lua: string) => script(client, lua),
+    evalsha: ((sha1: string, keys: string[], args: unknown[]) =>
+      evalCommand(client, "EVALSHA", sha1, keys, args)) as RedisStore["evalsha"],
+    eval: ((lua: string, keys: string[], args: unknown[]) =>
+      evalCommand(client, "EVAL", lua, keys, args)) as RedisStore["eval"],
     close: async () => {
       await client.quit().catch(() => client.disconnect());
     },

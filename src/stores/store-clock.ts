@@ -1,8 +1,8 @@
+import type { Memory } from "../memory/memory";
 import type { RedisStore as Redis } from "./redis-store";
 
 const DEFAULT_REFRESH_MS = 60_000;
 type Offset = { ms: number; measuredAt: number };
-let offset: Offset | null = null;
 
 /**
  * Measures how far the store's clock (Redis TIME) is from this isolate's, halving the round trip.
@@ -28,29 +28,24 @@ async function measure(redis: Redis, localNow: () => number): Promise<Offset | n
  * publishes the finished value, while the others go on with the offset they have.
  */
 export async function storeNow(
-  redis: Redis,
-  defer: (p: Promise<unknown>) => void,
+  d: { redis: Redis; memory: Pick<Memory, "storeClock">; defer: (p: Promise<unknown>) => void },
   opts: { refreshMs?: number; localNow?: () => number } = {},
 ): Promise<number> {
   const localNow = opts.localNow ?? Date.now;
+  const clock = d.memory.storeClock;
   const now = localNow();
-  if (!offset) {
-    const measured = await measure(redis, localNow);
-    offset ??= measured;
-    return Math.round(now + (offset?.ms ?? 0));
+  if (!clock.offset) {
+    const measured = await measure(d.redis, localNow);
+    clock.offset ??= measured;
+    return Math.round(now + (clock.offset?.ms ?? 0));
   }
-  if (now - offset.measuredAt > (opts.refreshMs ?? DEFAULT_REFRESH_MS)) {
-    offset = { ...offset, measuredAt: now };
-    defer(
-      measure(redis, localNow).then((next) => {
-        if (next) offset = next;
+  if (now - clock.offset.measuredAt > (opts.refreshMs ?? DEFAULT_REFRESH_MS)) {
+    clock.offset = { ...clock.offset, measuredAt: now };
+    d.defer(
+      measure(d.redis, localNow).then((next) => {
+        if (next) clock.offset = next;
       }),
     );
   }
-  return Math.round(now + offset.ms);
-}
-
-/** Forgets the measured offset (tests). */
-export function forgetStoreClock(): void {
-  offset = null;
+  return Math.round(now + clock.offset.ms);
 }

@@ -13,8 +13,8 @@ import { migrate } from "../../local/migrate";
 import { type PostgresProcess, startPostgres } from "../../local/postgres-process";
 import { insertSale } from "../../src/catalog/sale-repository";
 import { newOrderId, newSaleId } from "../../src/ids";
-import type { QueuedOrder } from "../../src/orders/order-view";
 import { writeOrders } from "../../src/orders/order-writes";
+import type { QueuedOrder } from "../../src/stock/queued-order";
 import { connectPostgresTcp, type PostgresTcpStore } from "../../src/stores/postgres-tcp";
 
 let dir: string;

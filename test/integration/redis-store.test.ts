@@ -4,11 +4,13 @@
  * Equal expectations mean equal reply shapes. Then what only TCP has to get right: the NOSCRIPT
  * fallback on its own connection, and failing fast (not queueing) while redis-server is down.
  */
+import { createHash } from "node:crypto";
 import { Redis as Upstash } from "@upstash/redis/cloudflare";
 import IORedis from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
 import { startUpstashRedisServer, type UpstashRedisServer } from "../../local/upstash-redis-server";
+import { defineScript, runScript } from "../../src/stock/script";
 import { toRecord } from "../../src/stores/redis-reply";
 import type { RedisStore } from "../../src/stores/redis-store";
 import { connectRedisTcp, type RedisTcpStore } from "../../src/stores/redis-tcp";
@@ -137,27 +139,32 @@ describe.each(["upstash", "tcp"])("RedisStore over %s", (name) => {
   });
 
   it("runs scripts, answering Lua integers as numbers, strings as strings, false as null", async () => {
-    const script = redis().createScript(
+    const script = testScript(
       "redis.call('INCRBY', KEYS[1], ARGV[1]); return {1, ARGV[2], tonumber(redis.call('GET', KEYS[1])), false}",
     );
-    expect(await script.exec([k("lua")], ["3", "id-1"])).toEqual([1, "id-1", 3, null]);
-    expect(await script.exec([k("lua")], ["2", "id-2"])).toEqual([1, "id-2", 5, null]);
+    expect(await runScript(redis(), script, [k("lua")], ["3", "id-1"])).toEqual([1, "id-1", 3, null]);
+    expect(await runScript(redis(), script, [k("lua")], ["2", "id-2"])).toEqual([1, "id-2", 5, null]);
   });
 
   it("falls back from EVALSHA to EVAL after SCRIPT FLUSH", async () => {
     const lua = `return redis.call('INCRBY', KEYS[1], ARGV[1]) -- ${name}`;
-    const script = redis().createScript(lua);
-    expect(await script.exec([k("flush")], ["1"])).toBe(1);
+    const script = testScript(lua);
+    expect(await runScript(redis(), script, [k("flush")], ["1"])).toBe(1);
     await admin.script("FLUSH");
     const evalsBefore = await evalCalls();
-    expect(await script.exec([k("flush")], ["2"])).toBe(3);
+    expect(await runScript(redis(), script, [k("flush")], ["2"])).toBe(3);
     expect((await evalCalls()).eval).toBe(evalsBefore.eval + 1);
-    expect(await script.exec([k("flush")], ["3"])).toBe(6);
+    expect(await runScript(redis(), script, [k("flush")], ["3"])).toBe(6);
     const after = await evalCalls();
     expect(after.eval).toBe(evalsBefore.eval + 1);
     expect(after.evalsha).toBe(evalsBefore.evalsha + 2);
   });
 });
+
+/** A script with its SHA-1 computed here (the engine's scripts pin theirs: src/stock/script.ts). */
+function testScript(source: string) {
+  return defineScript("test", source, createHash("sha1").update(source).digest("hex"));
+}
 
 /** EVAL and EVALSHA calls so far, from INFO commandstats. */
 async function evalCalls(): Promise<{ eval: number; evalsha: number }> {
@@ -173,7 +180,7 @@ describe("RedisStore over tcp while redis-server is down", () => {
     for (const call of [
       () => tcp.get("down:k"),
       () => tcp.pipeline().get("down:k").exec(),
-      () => tcp.createScript("return 1").exec([], []),
+      () => runScript(tcp, testScript("return 1"), [], []),
     ]) {
       const started = Date.now();
       await expect(call()).rejects.toThrow();

@@ -6,9 +6,12 @@
  * @example
  * REDIS_URL=redis://… DATABASE_URL=postgres://… npx bun test/support/store-smoke.ts
  */
+
+import { createHash } from "node:crypto";
 import process from "node:process";
 import { sql } from "drizzle-orm";
 import { withDb } from "../../src/db/client";
+import { defineScript, runScript } from "../../src/stock/script";
 import { connectPostgresTcp } from "../../src/stores/postgres-tcp";
 import { toRecord } from "../../src/stores/redis-reply";
 import { connectRedisTcp } from "../../src/stores/redis-tcp";
@@ -18,8 +21,9 @@ const redis = connectRedisTcp(process.env.REDIS_URL ?? "");
 const db = connectPostgresTcp(process.env.DATABASE_URL ?? "");
 const k = (key: string) => `smoke:${runtime}:${key}`;
 try {
-  const script = redis.createScript(`return {redis.call('INCRBY', KEYS[1], ARGV[1]), ARGV[2]} -- ${runtime}`);
-  const first = await script.exec([k("n")], ["2", "a"]);
+  const source = `return {redis.call('INCRBY', KEYS[1], ARGV[1]), ARGV[2]} -- ${runtime}`;
+  const script = defineScript("smoke", source, createHash("sha1").update(source).digest("hex"));
+  const first = await runScript(redis, script, [k("n")], ["2", "a"]);
   await redis.pipeline().hset(k("h"), { f: "v" }).sadd(k("s"), "m").exec();
   const piped = await redis.pipeline().hgetall(k("h")).get(k("n")).hexists(k("h"), "f").exec();
   const atomic = await redis.multi().incr(k("n")).hget(k("h"), "f").exec();

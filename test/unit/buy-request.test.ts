@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { apiRouter } from "../../src/api/api-router";
-import { clientIp } from "../../src/buy/client-ip";
+import { clientIp } from "../../src/buy/attempt";
 import { renderError, toApiError } from "../../src/errors";
 import { buyRoute } from "../../src/routes/buy";
 

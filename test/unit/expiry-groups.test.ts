@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { byExpirySecond } from "../../src/orders/enqueue-order";
-import type { QueuedOrder } from "../../src/orders/order-view";
+import type { QueuedOrder } from "../../src/stock/queued-order";
 
 const order = (orderId: string, expiresAt: number): QueuedOrder => ({
   orderId,

@@ -1,6 +1,7 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { countSoldOutFromMemory, forgetMemoryAnswers } from "../../src/buy/sold-out-answers";
+import { countSoldOutFromMemory } from "../../src/buy/sold-out-answers";
+import { createMemory, type Memory } from "../../src/memory/memory";
 import { saleKeys } from "../../src/stock/keys";
 
 /** A pipeline that records the commands each exec sends. */
@@ -27,9 +28,10 @@ function recordingRedis() {
 }
 
 describe("sold-out answers from memory in the operator's timeline", () => {
+  let memory: Memory;
   beforeEach(() => {
     vi.useFakeTimers();
-    forgetMemoryAnswers();
+    memory = createMemory({ saleFeedMs: 250, orderFeedMs: 500 });
   });
   afterEach(() => vi.useRealTimers());
 
@@ -37,10 +39,11 @@ describe("sold-out answers from memory in the operator's timeline", () => {
     const { redis, writes } = recordingRedis();
     const deferred: Promise<unknown>[] = [];
     const defer = (p: Promise<unknown>) => deferred.push(p);
+    const d = { redis, memory, defer };
     const t0 = 1_700_000_000_000;
     vi.setSystemTime(t0);
-    for (let i = 0; i < 25; i++) countSoldOutFromMemory(redis, "s1", t0 + i, defer);
-    countSoldOutFromMemory(redis, "s2", t0 + 30, defer);
+    for (let i = 0; i < 25; i++) countSoldOutFromMemory(d, "s1", t0 + i);
+    countSoldOutFromMemory(d, "s2", t0 + 30);
     expect(writes).toHaveLength(0);
     expect(deferred).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(0);
@@ -54,8 +57,8 @@ describe("sold-out answers from memory in the operator's timeline", () => {
     ]);
     // the next answers wait until a second after that write (answered at +100 ms: 900 ms), then go
     // in one more write
-    countSoldOutFromMemory(redis, "s1", t0 + 100, defer);
-    countSoldOutFromMemory(redis, "s1", t0 + 200, defer);
+    countSoldOutFromMemory(d, "s1", t0 + 100);
+    countSoldOutFromMemory(d, "s1", t0 + 200);
     expect(deferred).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(899);
     expect(writes).toHaveLength(1);

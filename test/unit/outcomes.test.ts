@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { buildTokenFilter, parseTokenFilter } from "../../src/catalog/catalog";
 import { saleStatus } from "../../src/catalog/sale-record";
-import { buildTokenFilter, parseTokenFilter } from "../../src/catalog/token-filter";
 import { type ErrorCode, statusOf } from "../../src/errors";
 import { newOrderId, newSaleId, saleIdOfOrder } from "../../src/ids";
-import { decodeReserveReply } from "../../src/stock/reserve-outcome";
+import { decodeReserveReply } from "../../src/stock/reserve-stock";
 
 const root = resolve(import.meta.dirname, "../..");
 

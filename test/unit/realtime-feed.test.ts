@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { SaleRecord } from "../../src/catalog/sale-record";
+import type { WatchedOrder } from "../../src/memory/frame";
 import { type Frame, frameOf, keepSame } from "../../src/memory/frame";
 import { createLeases } from "../../src/memory/leases";
 import { createSharedSnapshot } from "../../src/memory/shared-snapshot";
 import type { OrderView } from "../../src/orders/order-view";
-import { ownFrame, type WatchedOrder, watchedOrder } from "../../src/realtime/order-feed";
+import { ownFrame, watchedOrder } from "../../src/realtime/order-feed";
 import { type EventSink, firstEventId, pumpEvents } from "../../src/realtime/pump";
 import { saleFrame } from "../../src/realtime/sale-feed";
 

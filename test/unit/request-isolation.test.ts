@@ -1,11 +1,12 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { forgetCatalog, resolveProductToken } from "../../src/catalog/catalog";
-import { buildTokenFilter } from "../../src/catalog/token-filter";
-import { enqueueOrders, type PublishDeps } from "../../src/orders/enqueue-order";
-import type { QueuedOrder } from "../../src/orders/order-view";
+import { buildTokenFilter, resolveProductToken } from "../../src/catalog/catalog";
+import { createMemory, type Memory } from "../../src/memory/memory";
+import { enqueueOrders } from "../../src/orders/enqueue-order";
 import { publishSoon } from "../../src/orders/publish-buffer";
-import { forgetStoreClock, storeNow } from "../../src/stores/store-clock";
+import type { PublishDeps } from "../../src/services";
+import type { QueuedOrder } from "../../src/stock/queued-order";
+import { storeNow } from "../../src/stores/store-clock";
 
 vi.mock("../../src/orders/enqueue-order", () => ({ enqueueOrders: vi.fn() }));
 
@@ -26,9 +27,9 @@ async function settledOrWaiting<T>(p: Promise<T>): Promise<T | typeof WAITING> {
 const noDefer = () => {};
 
 describe("no request waits on another request's I/O", () => {
+  let memory: Memory;
   beforeEach(() => {
-    forgetStoreClock();
-    forgetCatalog();
+    memory = createMemory({ saleFeedMs: 250, orderFeedMs: 500 });
   });
 
   it("store clock: a cold isolate's second request measures for itself", async () => {
@@ -36,8 +37,9 @@ describe("no request waits on another request's I/O", () => {
     const redis = {
       time: () => (++calls === 1 ? never() : Promise.resolve([1_800_000_000, 0])),
     } as unknown as Redis;
-    void storeNow(redis, noDefer, { localNow: () => 1_800_000_000_000 });
-    const second = storeNow(redis, noDefer, { localNow: () => 1_800_000_000_000 });
+    const d = { redis, memory, defer: noDefer };
+    void storeNow(d, { localNow: () => 1_800_000_000_000 });
+    const second = storeNow(d, { localNow: () => 1_800_000_000_000 });
     expect(await settledOrWaiting(second)).toBe(1_800_000_000_000);
   });
 
@@ -55,9 +57,10 @@ describe("no request waits on another request's I/O", () => {
       hget: () => Promise.resolve("sale-1"),
       get: () => Promise.resolve("7"),
     } as unknown as Redis;
-    const opts = { now: 1_000, refreshMs: 5_000, defer: noDefer };
-    void resolveProductToken(redis, token, opts);
-    expect(await settledOrWaiting(resolveProductToken(redis, token, opts))).toBe("sale-1");
+    const d = { redis, memory, defer: noDefer };
+    const opts = { now: 1_000, refreshMs: 5_000 };
+    void resolveProductToken(d, token, opts);
+    expect(await settledOrWaiting(resolveProductToken(d, token, opts))).toBe("sale-1");
   });
 
   it("publish batch: the opening request sends it; a joining request does not wait on that send", async () => {
@@ -72,7 +75,7 @@ describe("no request waits on another request's I/O", () => {
       expiresAt: 1,
       epoch: 1,
     });
-    const publisher = {} as PublishDeps;
+    const publisher = { memory } as PublishDeps & { memory: Memory };
     const owner = publishSoon(publisher, order("a"));
     const joiner = publishSoon(publisher, order("b"));
     expect(await settledOrWaiting(joiner)).toBeUndefined();

@@ -18,14 +18,12 @@ const limits = { userPerWindow: 10, ipPerWindow: 10, windowMs: 1000 };
 function fakeRedis(replies: (unknown[] | Error)[]) {
   const runs: string[][] = [];
   const redis = {
-    createScript: () => ({
-      exec: async (keys: string[], args: string[]) => {
-        runs.push([...keys, ...args]);
-        const next = replies.shift();
-        if (next === undefined || next instanceof Error) throw next ?? new Error("timeout");
-        return next;
-      },
-    }),
+    evalsha: async (_sha1: string, keys: string[], args: string[]) => {
+      runs.push([...keys, ...args]);
+      const next = replies.shift();
+      if (next === undefined || next instanceof Error) throw next ?? new Error("timeout");
+      return next;
+    },
   } as unknown as Redis;
   return { redis, runs };
 }

@@ -1,6 +1,7 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { beforeEach, describe, expect, it } from "vitest";
-import { forgetStoreClock, storeNow } from "../../src/stores/store-clock";
+import { createMemory, type Memory } from "../../src/memory/memory";
+import { storeNow } from "../../src/stores/store-clock";
 
 /** A stand-in whose TIME runs `skewMs` ahead of the local clock and takes `rttMs` to answer. */
 function fakeRedis(clock: { now: number }, skewMs: number, rttMs: number) {
@@ -18,14 +19,18 @@ function fakeRedis(clock: { now: number }, skewMs: number, rttMs: number) {
 }
 
 describe("storeNow", () => {
-  beforeEach(() => forgetStoreClock());
+  let memory: Memory;
+  const fresh = () => createMemory({ saleFeedMs: 250, orderFeedMs: 500 });
+  beforeEach(() => {
+    memory = fresh();
+  });
 
   it("follows the store's clock, not a worker clock that runs fast or slow", async () => {
     for (const skew of [-5_000, 0, 7_000]) {
-      forgetStoreClock();
+      memory = fresh();
       const clock = { now: 1_800_000_000_000 };
       const { redis } = fakeRedis(clock, skew, 20);
-      const now = await storeNow(redis, () => {}, { localNow: () => clock.now });
+      const now = await storeNow({ redis, memory, defer: () => {} }, { localNow: () => clock.now });
       expect(Math.abs(now - (clock.now + skew))).toBeLessThanOrEqual(20);
     }
   });
@@ -35,12 +40,12 @@ describe("storeNow", () => {
     const { redis, calls } = fakeRedis(clock, 3_000, 10);
     const deferred: Promise<unknown>[] = [];
     const defer = (p: Promise<unknown>) => deferred.push(p);
-    await storeNow(redis, defer, { localNow: () => clock.now });
+    await storeNow({ redis, memory, defer: defer }, { localNow: () => clock.now });
     clock.now += 30_000;
-    await storeNow(redis, defer, { localNow: () => clock.now });
+    await storeNow({ redis, memory, defer: defer }, { localNow: () => clock.now });
     expect(calls()).toBe(1);
     clock.now += 31_000;
-    await storeNow(redis, defer, { localNow: () => clock.now });
+    await storeNow({ redis, memory, defer: defer }, { localNow: () => clock.now });
     await Promise.all(deferred);
     expect(calls()).toBe(2);
   });
@@ -50,16 +55,16 @@ describe("storeNow", () => {
     const { redis, calls } = fakeRedis(clock, 3_000, 10);
     const deferred: Promise<unknown>[] = [];
     const opts = { localNow: () => clock.now, refreshMs: 200 };
-    await storeNow(redis, (p) => deferred.push(p), opts);
+    await storeNow({ redis, memory, defer: (p) => deferred.push(p) }, opts);
     clock.now += 201;
-    await storeNow(redis, (p) => deferred.push(p), opts);
-    await storeNow(redis, (p) => deferred.push(p), opts);
+    await storeNow({ redis, memory, defer: (p) => deferred.push(p) }, opts);
+    await storeNow({ redis, memory, defer: (p) => deferred.push(p) }, opts);
     await Promise.all(deferred);
     expect([calls(), deferred.length]).toEqual([2, 1]);
   });
 
   it("falls back to the local clock when the store cannot be asked", async () => {
     const redis = { time: async () => Promise.reject(new Error("down")) } as unknown as Redis;
-    expect(await storeNow(redis, () => {}, { localNow: () => 42_000 })).toBe(42_000);
+    expect(await storeNow({ redis, memory, defer: () => {} }, { localNow: () => 42_000 })).toBe(42_000);
   });
 });

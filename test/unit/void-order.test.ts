@@ -1,5 +1,7 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createMemory } from "../../src/memory/memory";
+import { ScriptCode } from "../../src/stock/codes";
 import { encodeLedgerEntry } from "../../src/stock/ledger-entry";
 
 const enqueueVoid = vi.fn(async () => {});
@@ -17,14 +19,13 @@ const req = {
 /** A Redis whose void script answers `reply` (an Error: no reply). */
 function deps(reply: unknown[] | Error) {
   const redis = {
-    createScript: () => ({
-      exec: async () => {
-        if (reply instanceof Error) throw reply;
-        return reply;
-      },
-    }),
+    evalsha: async () => {
+      if (reply instanceof Error) throw reply;
+      return reply;
+    },
   } as unknown as Redis;
-  return { redis, db: {} as never, now: 1_800_000_000_000, config: {} as never, qstash: {} as never };
+  const memory = createMemory({ saleFeedMs: 250, orderFeedMs: 500 });
+  return { redis, db: {} as never, now: 1_800_000_000_000, config: {} as never, qstash: {} as never, memory };
 }
 
 afterEach(() => {
@@ -34,7 +35,7 @@ afterEach(() => {
 
 describe("resolveUnanswered: the buy route's last step for an attempt no run answered", () => {
   it("Redis answers: nothing was reserved (tombstone), no job", async () => {
-    expect(await resolveUnanswered(deps([4, ""]), req)).toEqual({ kind: "voided" });
+    expect(await resolveUnanswered(deps([ScriptCode.NOT_RESERVED, ""]), req)).toEqual({ kind: "voided" });
     expect(enqueueVoid).not.toHaveBeenCalled();
   });
 
@@ -51,7 +52,7 @@ describe("resolveUnanswered: the buy route's last step for an attempt no run ans
       epoch: 2,
       claimed: true,
     });
-    expect(await resolveUnanswered(deps([5, entry]), req)).toEqual({
+    expect(await resolveUnanswered(deps([ScriptCode.CLAIMED, entry]), req)).toEqual({
       kind: "claimed",
       order: { ...req, idempotencyKey: undefined, createdAt: 5, expiresAt: 9, epoch: 2 },
     });
@@ -60,7 +61,7 @@ describe("resolveUnanswered: the buy route's last step for an attempt no run ans
   it("Redis still silent, or the sale not there: the void goes to QStash, the answer is 503", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     expect(await resolveUnanswered(deps(new Error("timeout")), req)).toEqual({ kind: "voided" });
-    expect(await resolveUnanswered(deps([3, ""]), req)).toEqual({ kind: "voided" });
+    expect(await resolveUnanswered(deps([ScriptCode.NOT_INITIALISED, ""]), req)).toEqual({ kind: "voided" });
     expect(enqueueVoid).toHaveBeenCalledTimes(2);
     expect(enqueueVoid).toHaveBeenCalledWith(expect.objectContaining({ qstash: {} }), req);
   });

@@ -1,0 +1,78 @@
+import type { BloomFilter } from "bloom-filters";
+import type { SaleRecord } from "../catalog/sale-record";
+import type { QueuedOrder } from "../stock/queued-order";
+import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
+import { createLeases, type Leases } from "./leases";
+import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
+import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
+
+/** The catalog as this process loaded it: the Bloom filter of product tokens and its version. */
+export type LoadedCatalog = { filter: BloomFilter | null; version: string; checkedAt: number };
+
+/**
+ * What one isolate (Workers) or process (Deno, Bun) remembers between requests, in one object built
+ * beside the services and handed to every request with them: nothing of it lives in module state, so a
+ * test builds a fresh one instead of resetting modules. Every field holds FINISHED values only (never a
+ * promise another request would await: workerd cancels such requests, see STYLE.md).
+ *
+ * What is only a function of constant input stays with its function (the parsed bindings, the OpenAPI
+ * document, an imported HMAC key): recomputing it gives the same value.
+ */
+export type Memory = {
+  /** sales seen sold out: 410 without a Redis command (src/buy/attempt.ts) */
+  soldOut: SoldOutMemory;
+  /** 410s answered from `soldOut`, per sale and unix second, not yet in the timeline (src/buy/sold-out-answers.ts) */
+  soldOutAnswers: { pending: Map<string, Map<number, number>>; flushedAt: number; flushScheduled: boolean };
+  /** the product-token catalog and the tokens resolved through it (src/catalog/catalog.ts) */
+  catalog: { loaded: LoadedCatalog | null; resolved: Map<string, { saleId: string | null; until: number }> };
+  /** how far the store's clock is from this process's (src/stores/store-clock.ts) */
+  storeClock: { offset: { ms: number; measuredAt: number } | null };
+  /** when this process last started a recovery (src/recovery/recover-sales.ts) */
+  recovery: { lastAttemptAt: number };
+  /** the batch of reserved orders being gathered for one publish (src/orders/publish-buffer.ts) */
+  publishing: { open: { orders: QueuedOrder[] } | null };
+  /** the sale list shoppers poll, kept half a second (src/routes/sales.ts) */
+  saleList: { cached: { at: number; sales: SaleRecord[] } | null };
+  /** one upstream feed per kind of stream, whatever the number of watchers (src/realtime/) */
+  feeds: { sales: SharedSnapshot<Frame>; orders: SharedSnapshot<WatchedOrder>; stats: SharedSnapshot<Frame> };
+  /** the open event streams, for the stream cap (src/realtime/stream-slots.ts) */
+  streams: Leases;
+};
+
+/** How often the shopper feeds read the stores (from the settings). */
+export type FeedTimings = { saleFeedMs: number; orderFeedMs: number };
+
+/** The operator's figures are read at most once a second per process, however many pages watch. */
+export const STATS_FEED_MS = 1_000;
+
+/**
+ * How long a stream that stopped ticking still holds its slot: workerd drops the context of a request
+ * whose client left without running its `finally`, so a slot is freed by going stale (a live stream
+ * ticks every ≤ 500 ms, or waits ≤ 4 s on a blocked write before it drops itself).
+ */
+const STREAM_SLOT_STALE_MS = 6_000;
+
+/**
+ * A fresh memory: built once per isolate or process (src/services.ts), and by each test that wants a
+ * process of its own.
+ *
+ * @example
+ * const memory = createMemory({ saleFeedMs: 250, orderFeedMs: 500 });
+ */
+export function createMemory(t: FeedTimings): Memory {
+  return {
+    soldOut: createSoldOutMemory(),
+    soldOutAnswers: { pending: new Map(), flushedAt: 0, flushScheduled: false },
+    catalog: { loaded: null, resolved: new Map() },
+    storeClock: { offset: null },
+    recovery: { lastAttemptAt: Number.NEGATIVE_INFINITY },
+    publishing: { open: null },
+    saleList: { cached: null },
+    feeds: {
+      sales: createSharedSnapshot<Frame>({ maxAgeMs: t.saleFeedMs, merge: keepSame }),
+      orders: createSharedSnapshot<WatchedOrder>({ maxAgeMs: t.orderFeedMs, merge: keepOrder }),
+      stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
+    },
+    streams: createLeases(STREAM_SLOT_STALE_MS),
+  };
+}

@@ -1,0 +1,59 @@
+import rebuildSaleLua from "../../lua/rebuild-sale.lua";
+import type { RedisStore as Redis } from "../stores/redis-store";
+import { withRedis } from "../stores/with-redis";
+import { codeOf, type ScriptReply } from "./codes";
+import { saleKeys } from "./keys";
+import { parseQueuedOrder, type QueuedOrder } from "./queued-order";
+import { defineScript, runScript } from "./script";
+
+export const rebuildSaleScript = defineScript(
+  "rebuild-sale",
+  rebuildSaleLua,
+  "9f40507920a980434d01a251b2faf37433bf553a",
+);
+
+/** A sale's Redis state as computed from Postgres (see src/recovery/rebuild.ts). */
+export type RebuiltState = {
+  /** meta fields, `epoch` included */
+  meta: Record<string, string>;
+  remaining: number;
+  holdings: Record<string, number>;
+  /** reservation entries by ledger field, encoded */
+  ledger: Record<string, string>;
+  /** orders Postgres holds as final and this rebuild settled */
+  settled: string[];
+};
+
+/**
+ * Replaces the sale's Redis state in one step (rebuild-sale.lua). `rebuilt` with the queued orders the
+ * old state held that Postgres had not counted (kept and counted in the new state), or `stale` when a
+ * newer rebuild is already in place (nothing changed).
+ */
+export async function replaceSaleState(
+  redis: Redis,
+  saleId: string,
+  state: RebuiltState,
+): Promise<{ kind: "rebuilt"; kept: QueuedOrder[] } | { kind: "stale" }> {
+  const k = saleKeys(saleId);
+  const reply = await withRedis(() =>
+    runScript<ScriptReply>(
+      redis,
+      rebuildSaleScript,
+      [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox],
+      [
+        JSON.stringify(state.meta),
+        state.remaining,
+        JSON.stringify(state.holdings),
+        JSON.stringify(state.ledger),
+        JSON.stringify(state.settled),
+      ],
+    ),
+  );
+  if (codeOf("rebuild-sale", reply, ["OK", "STALE"] as const) === "STALE") return { kind: "stale" };
+  const kept: QueuedOrder[] = [];
+  for (let i = 1; i + 1 < reply.length; i += 2) {
+    const order = parseQueuedOrder(saleId, String(reply[i + 1]));
+    if (order) kept.push(order);
+  }
+  return { kind: "rebuilt", kept };
+}
