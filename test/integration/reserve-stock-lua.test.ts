@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
+import { ScriptCode as C } from "../../src/stock/codes";
 import { saleKeys } from "../../src/stock/keys";
 import {
   encodeLedgerEntry,
@@ -229,7 +230,10 @@ describe("reserve-stock.lua against a real redis-server", () => {
     const k = saleKeys(saleId);
     const v = { userId: "v1", quantity: 1, now };
     // nothing reserved yet: a tombstone, and the late run reserves nothing and stores no answer
-    expect(await voidReservation(redis, saleId, { ...v, orderId: "V1", idem: "kv" })).toEqual([4, ""]);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V1", idem: "kv" })).toEqual([
+      C.NOT_RESERVED,
+      "",
+    ]);
     expect(await reserve(redis, saleId, { ...v, orderId: "V1", idem: "kv" })).toEqual([11]);
     expect([await redis.get(k.stock), await redis.hlen(k.holdings), await redis.hlen(k.orders)]).toEqual([
       "3",
@@ -246,9 +250,15 @@ describe("reserve-stock.lua against a real redis-server", () => {
     expect(first[0]).toBe(1);
     const voided = await voidReservation(redis, saleId, { ...v, orderId: "V2", idem: "kw" });
     expect(voided[0]).toBe(1);
-    expect(await voidReservation(redis, saleId, { ...v, orderId: "V2", idem: "kw" })).toEqual([2, voided[1]]);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V2", idem: "kw" })).toEqual([
+      C.ALREADY_FINAL,
+      voided[1],
+    ]);
     expect(await reserve(redis, saleId, { ...v, orderId: "V2" })).toEqual([11]);
-    expect(await voidReservation(redis, saleId, { ...v, orderId: "V2" })).toEqual([2, voided[1]]);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V2" })).toEqual([
+      C.ALREADY_FINAL,
+      voided[1],
+    ]);
     expect([await redis.get(k.stock), await redis.hlen(k.holdings), await redis.hlen(k.orders)]).toEqual([
       "3",
       0,
@@ -262,9 +272,12 @@ describe("reserve-stock.lua against a real redis-server", () => {
     expect((await reserve(redis, saleId, { ...v, orderId: "V5", idem: "kx" })).slice(0, 2)).toEqual(
       other.slice(0, 2),
     );
-    expect(await voidReservation(redis, saleId, { ...v, orderId: "V1", quantity: 1, now })).toEqual([2, ""]);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V1", quantity: 1, now })).toEqual([
+      C.ALREADY_FINAL,
+      "",
+    ]);
     await redis.del(k.meta);
-    expect(await voidReservation(redis, saleId, { ...v, orderId: "V6" })).toEqual([3, ""]);
+    expect(await voidReservation(redis, saleId, { ...v, orderId: "V6" })).toEqual([C.NOT_INITIALISED, ""]);
   });
 
   it("void leaves a reservation alone once a keyed replay claimed it, and entries a rebuild wrote", async () => {
@@ -281,7 +294,7 @@ describe("reserve-stock.lua against a real redis-server", () => {
       "C1",
     ]);
     const claimed = await voidReservation(redis, saleId, { ...v, orderId: "C1", idem: "kc" });
-    expect(claimed[0]).toBe(5);
+    expect(claimed[0]).toBe(C.CLAIMED);
     expect(parseLedgerEntry(String(claimed[1]))).toMatchObject({ orderId: "C1", claimed: true, quantity: 1 });
     expect(await redis.get(k.stock)).toBe("2");
     expect(await redis.hexists(k.ledger, "x:C1")).toBe(0);
@@ -294,14 +307,20 @@ describe("reserve-stock.lua against a real redis-server", () => {
       rebuilt: true,
     };
     await redis.hset(k.ledger, ledgerFieldOf(rebuilt), encodeLedgerEntry(rebuilt));
-    expect((await voidReservation(redis, saleId, { ...v, orderId: "C3" }))[0]).toBe(5);
+    expect((await voidReservation(redis, saleId, { ...v, orderId: "C3" }))[0]).toBe(C.CLAIMED);
   });
 
   it("restores exactly once and gives the allowance back", async () => {
     await initSale(redis, saleId, { stock: 2, perUserLimit: 2, startsAt: now - 1, endsAt: now + 60_000 });
     await reserve(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now });
-    expect(await restore(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now })).toEqual([1, 2]);
-    expect(await restore(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now })).toEqual([2, 2]);
+    expect(await restore(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now })).toEqual([
+      C.OK,
+      2,
+    ]);
+    expect(await restore(redis, saleId, { orderId: "R1", userId: "u1", quantity: 2, now })).toEqual([
+      C.ALREADY_FINAL,
+      2,
+    ]);
     const k = saleKeys(saleId);
     expect(await redis.hexists(k.holdings, "u1")).toBe(0);
     expect(await redis.hexists(k.orders, "R1")).toBe(0);
@@ -314,17 +333,17 @@ describe("reserve-stock.lua against a real redis-server", () => {
     const k = saleKeys(saleId);
     const adjust = (id: string, delta: number) =>
       redis.eval(lua("adjust-stock"), 3, k.meta, k.stock, k.ledger, String(now), id, String(delta));
-    expect(await adjust("a1", -2)).toEqual([3, 1, 5, 1, 0]);
+    expect(await adjust("a1", -2)).toEqual([C.BELOW_RESERVED, 1, 5, 1, 0]);
     expect(await adjust("a2", -1)).toEqual([1, 0, 4, 1, -1]);
-    expect(await adjust("a2", -1)).toEqual([2, 0, 4, 1, -1]);
-    expect(await adjust("a2", 3)).toEqual([5, 0, 4, 1, -1]);
+    expect(await adjust("a2", -1)).toEqual([C.ALREADY_APPLIED, 0, 4, 1, -1]);
+    expect(await adjust("a2", 3)).toEqual([C.ID_REUSED, 0, 4, 1, -1]);
     await redis.hset(k.meta, "epoch", "7");
     expect(await adjust("a3", 10)).toEqual([1, 10, 14, 7, 10]);
     expect(parseLedgerEntry(await redis.hget(k.ledger, "a:a3"))).toMatchObject({ delta: 10, epoch: 7 });
     // a2 was applied in generation 1; a rebuild replaced that state (the caller only gets here when
     // Postgres has not recorded it), so in generation 7 it is applied again, once
     expect(await adjust("a2", -1)).toEqual([1, 9, 13, 7, -1]);
-    expect(await adjust("a2", -1)).toEqual([2, 9, 13, 7, -1]);
+    expect(await adjust("a2", -1)).toEqual([C.ALREADY_APPLIED, 9, 13, 7, -1]);
   });
 
   it("survives a concurrent burst: no oversell, nobody over the limit, ledger matches stock", async () => {
