@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { saleKeys } from "../src/stock/keys";
-import { reserveScriptCall } from "../src/stock/reserve-stock";
+import { reserveScriptCall } from "../src/stock/reserve";
 import { type RedisDelta, RedisStats } from "./redis-stats";
 
 export type DirectRun = {

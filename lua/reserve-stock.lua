@@ -48,7 +48,7 @@
   its way and lands later (after a resume, a new rate-limit window, units coming back) reserves nothing
   (code 11) behind the refusal the shopper was given.
 
-  Returns an array whose first element is the code (src/stock/reserve-stock.ts maps them; the names
+  Returns an array whose first element is the code (src/stock/reserve.ts maps them; the names
   are src/stock/codes.ts's, one table for every script):
     {1, orderId, quantity, expiresAtMs, remaining, epoch}        OK: reserved now
     {1, orderId, quantity, expiresAtMs, remaining, epoch, 1, pending}

@@ -5,7 +5,7 @@ import { settleRestore } from "../orders/order-lifecycle";
 import { findOrder, transitionOrder } from "../orders/order-repository";
 import type { LifecycleDeps } from "../services";
 import type { QueuedOrder } from "../stock/queued-order";
-import { type VoidOutcome, type VoidRequest, voidReservation } from "../stock/void-reservation";
+import { type VoidOutcome, type VoidRequest, voidReservation } from "../stock/void";
 
 /**
  * Voids a buy attempt the server gave up on, so that its 503 ("nothing was reserved") is true.

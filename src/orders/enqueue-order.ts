@@ -2,7 +2,7 @@ import type { Config } from "../env";
 import { StoreUnavailableError } from "../errors";
 import type { PublishDeps } from "../services";
 import type { QueuedOrder } from "../stock/queued-order";
-import type { VoidRequest } from "../stock/void-reservation";
+import type { VoidRequest } from "../stock/void";
 
 /** Job routes QStash delivers to (relative to PUBLIC_URL). */
 export const jobPaths = {

@@ -1,6 +1,6 @@
 import type { LifecycleDeps } from "../services";
 import type { QueuedOrder } from "../stock/queued-order";
-import { restoreStock } from "../stock/restore-stock";
+import { restoreStock } from "../stock/restore";
 import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
 import type { OrderRow } from "./order-view";
 import { writeAndAck } from "./order-write-job";

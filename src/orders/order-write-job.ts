@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "../errors";
 import type { LifecycleDeps } from "../services";
-import { debitStock } from "../stock/debit-stock";
+import { debitStock } from "../stock/debit";
 import type { QueuedOrder } from "../stock/queued-order";
 import { findOrder } from "./order-repository";
 import type { OrderRow } from "./order-view";

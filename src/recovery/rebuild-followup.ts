@@ -3,9 +3,9 @@ import { withDb } from "../db/client";
 import { enqueueOrders } from "../orders/enqueue-order";
 import { markRestored } from "../orders/order-repository";
 import type { RebuildDeps } from "../services";
+import { setSalePaused } from "../stock/pause";
 import type { QueuedOrder } from "../stock/queued-order";
-import { restoreStock } from "../stock/restore-stock";
-import { setSalePaused } from "../stock/set-sale-paused";
+import { restoreStock } from "../stock/restore";
 
 /**
  * What a rebuild does after its script replaced the sale's Redis state:

@@ -4,7 +4,7 @@ import { toMetaFields } from "../catalog/sale-record";
 import { withDb } from "../db/client";
 import type { RebuildDeps } from "../services";
 import { encodeLedgerEntry, ledgerFieldOf, type ReservationEntry } from "../stock/ledger-entry";
-import { type RebuiltState, replaceSaleState } from "../stock/rebuild-sale";
+import { type RebuiltState, replaceSaleState } from "../stock/replace-state";
 import { storeNow } from "../stores/store-clock";
 import { settleKeptOrders } from "./rebuild-followup";
 

@@ -12,8 +12,8 @@ import {
   parseLedgerEntry,
   reservedOrder,
 } from "../stock/ledger-entry";
+import { setSalePaused } from "../stock/pause";
 import type { QueuedOrder } from "../stock/queued-order";
-import { setSalePaused } from "../stock/set-sale-paused";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
 import { type SaleStats, saleStats } from "./sale-stats";

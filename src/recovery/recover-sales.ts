@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import type { RebuildDeps } from "../services";
 import { catalogKeys, saleKeys } from "../stock/keys";
-import { releaseLock } from "../stock/release-lock";
+import { releaseLock } from "../stock/lock";
 import { withRedis } from "../stores/with-redis";
 import { type RebuildReport, rebuildSale } from "./rebuild";
 

@@ -15,7 +15,7 @@ import { forgetSaleList, readAllSales, readSale } from "../catalog/sale-store";
 import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
-import { setSalePaused } from "../stock/set-sale-paused";
+import { setSalePaused } from "../stock/pause";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
 const sale = (description: string) => json(description, operatorSaleSchema);

@@ -6,7 +6,7 @@ import { findSaleByToken, insertSale } from "../catalog/sale-repository";
 import { newSaleId } from "../ids";
 import { recoverLostSales } from "../recovery/recover-sales";
 import type { RebuildDeps } from "../services";
-import { initSale } from "../stock/init-sale";
+import { initSale } from "../stock/preheat";
 
 /** What an operator defines: times in ms since the epoch, checked at the edge (api/admin-schemas.ts). */
 export type SaleDefinition = {

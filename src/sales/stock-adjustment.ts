@@ -2,7 +2,7 @@ import type { SaleRecord } from "../catalog/sale-record";
 import { findAdjustment, recordAdjustment } from "../catalog/sale-repository";
 import { newAdjustmentId } from "../ids";
 import type { Deps } from "../services";
-import { adjustStock } from "../stock/adjust-stock";
+import { adjustStock } from "../stock/adjust";
 
 export type AdjustmentResult =
   | { kind: "applied"; remaining: number; stock: number }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Redis } from "ioredis";
 import { saleKeys } from "../../src/stock/keys";
-import { reserveScriptCall } from "../../src/stock/reserve-stock";
+import { reserveScriptCall } from "../../src/stock/reserve";
 
 const root = resolve(import.meta.dirname, "../..");
 export const lua = (name: string) => readFileSync(join(root, "lua", `${name}.lua`), "utf8");
@@ -48,7 +48,7 @@ export type Attempt = {
   rerun?: boolean;
 };
 
-/** Runs reserve-stock.lua directly, with the KEYS/ARGV layout of src/stock/reserve-stock.ts. */
+/** Runs reserve-stock.lua directly, with the KEYS/ARGV layout of src/stock/reserve.ts. */
 export function reserve(redis: Redis, saleId: string, a: Attempt): Promise<(string | number)[]> {
   const { keys, args } = reserveScriptCall(
     {
@@ -75,7 +75,7 @@ export function restore(
   return redis.eval(lua("restore-stock"), 6, ...saleState(saleId), ...args) as Promise<(string | number)[]>;
 }
 
-/** Runs void-reservation.lua directly, with the KEYS/ARGV layout of src/stock/void-reservation.ts. */
+/** Runs void-reservation.lua directly, with the KEYS/ARGV layout of src/stock/void.ts. */
 export function voidReservation(
   redis: Redis,
   saleId: string,

@@ -5,7 +5,7 @@ import { buildTokenFilter, parseTokenFilter } from "../../src/catalog/catalog";
 import { saleStatus } from "../../src/catalog/sale-record";
 import { type ErrorCode, statusOf } from "../../src/errors";
 import { newOrderId, newSaleId, saleIdOfOrder } from "../../src/ids";
-import { decodeReserveReply } from "../../src/stock/reserve-stock";
+import { decodeReserveReply } from "../../src/stock/reserve";
 
 const root = resolve(import.meta.dirname, "../..");
 

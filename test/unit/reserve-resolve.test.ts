@@ -1,7 +1,7 @@
 import type { Redis } from "@upstash/redis/cloudflare";
 import { describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "../../src/errors";
-import { RESOLVE_WINDOW_MS, reserveStock } from "../../src/stock/reserve-stock";
+import { RESOLVE_WINDOW_MS, reserveStock } from "../../src/stock/reserve";
 
 const request = {
   saleId: "s00000000001",

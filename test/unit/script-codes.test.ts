@@ -2,17 +2,17 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { adjustStockScript } from "../../src/stock/adjust-stock";
+import { adjustStockScript } from "../../src/stock/adjust";
 import { ScriptCode, type ScriptCodeName } from "../../src/stock/codes";
-import { debitStockScript } from "../../src/stock/debit-stock";
-import { initSaleScript } from "../../src/stock/init-sale";
-import { rebuildSaleScript } from "../../src/stock/rebuild-sale";
-import { releaseLockScript } from "../../src/stock/release-lock";
-import { reserveStockScript } from "../../src/stock/reserve-stock";
-import { restoreStockScript } from "../../src/stock/restore-stock";
+import { debitStockScript } from "../../src/stock/debit";
+import { releaseLockScript } from "../../src/stock/lock";
+import { setSalePausedScript } from "../../src/stock/pause";
+import { initSaleScript } from "../../src/stock/preheat";
+import { rebuildSaleScript } from "../../src/stock/replace-state";
+import { reserveStockScript } from "../../src/stock/reserve";
+import { restoreStockScript } from "../../src/stock/restore";
 import type { LuaScript } from "../../src/stock/script";
-import { setSalePausedScript } from "../../src/stock/set-sale-paused";
-import { voidReservationScript } from "../../src/stock/void-reservation";
+import { voidReservationScript } from "../../src/stock/void";
 
 const root = resolve(import.meta.dirname, "../..");
 const scripts: LuaScript[] = [

@@ -9,7 +9,7 @@ import { TIMELINE_TTL_SECONDS } from "./timeline";
 export const reserveStockScript = defineScript(
   "reserve-stock",
   reserveStockLua,
-  "b42cc0235b418c7208733481bc99469213bf73e9",
+  "19c6ff05d6813ef1a39e0a3979e895f4b8277597",
 );
 
 export type ReserveRequest = {
