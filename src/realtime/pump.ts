@@ -49,13 +49,49 @@ export function firstEventId(lastEventId: string | undefined, now: number): numb
 export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"final" | "closed" | "slow"> {
   const now = o.now ?? Date.now;
   const sleep = o.sleep ?? defaultSleep;
+  const out = eventWriter(sink, { firstId: o.firstId, now, sleep, writeTimeoutMs: o.writeTimeoutMs });
+  const finish = async () => ((await out.drained()) ? ("final" as const) : out.slow());
+  out.send(o.first, now());
+  if (o.first.final) return finish();
+  while (sink.isOpen()) {
+    await sleep(o.tickMs);
+    if (!sink.isOpen()) break;
+    const at = now();
+    o.onTick?.(at);
+    const refreshing = o.refresh?.(at);
+    if (refreshing) {
+      await refreshing;
+      if (!sink.isOpen()) break;
+    }
+    if (out.busySince() !== null) {
+      if (at - (out.busySince() ?? at) > o.writeTimeoutMs) return out.slow();
+      continue;
+    }
+    const frame = o.current();
+    if (frame && frame.version !== out.lastVersion()) {
+      out.send(frame, at);
+      if (frame.final) return finish();
+    } else if (at - out.lastWriteAt() >= o.pingMs) {
+      out.write(": ping\n\n", at);
+    }
+  }
+  return "closed";
+}
+
+/**
+ * One stream's writes: frames as the events that changed (each with the stream's next id), pings, and
+ * the write in flight (a reader that does not take it within `writeTimeoutMs` is dropped as slow).
+ */
+function eventWriter(
+  sink: EventSink,
+  o: { firstId: number; now: () => number; sleep: (ms: number) => Promise<void>; writeTimeoutMs: number },
+) {
   let id = o.firstId;
   let lastVersion = Number.NaN;
-  let lastWriteAt = now();
+  let lastWriteAt = o.now();
   let inFlight: Promise<unknown> | null = null;
   let inFlightSince = 0;
   const lastKeys = new Map<string, string>();
-
   const write = (text: string, at: number) => {
     lastWriteAt = at;
     const pending = sink.write(text);
@@ -69,51 +105,31 @@ export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"fina
     inFlight = mine;
     inFlightSince = at;
   };
-  const send = (frame: Frame, at: number) => {
-    lastVersion = frame.version;
-    let text = "";
-    for (const e of frame.events) {
-      if (lastKeys.get(e.event) === e.key) continue;
-      lastKeys.set(e.event, e.key);
-      text += eventText(e, id++);
-    }
-    if (text !== "") write(text, at);
+  return {
+    write,
+    send(frame: Frame, at: number) {
+      lastVersion = frame.version;
+      let text = "";
+      for (const e of frame.events) {
+        if (lastKeys.get(e.event) === e.key) continue;
+        lastKeys.set(e.event, e.key);
+        text += eventText(e, id++);
+      }
+      if (text !== "") write(text, at);
+    },
+    /** The last write finished within `writeTimeoutMs` (else the reader is dropped). */
+    async drained() {
+      const pending = inFlight;
+      if (!pending) return true;
+      await Promise.race([pending, o.sleep(Math.max(0, o.writeTimeoutMs - (o.now() - inFlightSince)))]);
+      return inFlight !== pending;
+    },
+    slow() {
+      sink.abort();
+      return "slow" as const;
+    },
+    busySince: () => (inFlight ? inFlightSince : null),
+    lastVersion: () => lastVersion,
+    lastWriteAt: () => lastWriteAt,
   };
-  /** The last write finished within `writeTimeoutMs` (else the reader is dropped). */
-  const drained = async () => {
-    const pending = inFlight;
-    if (!pending) return true;
-    await Promise.race([pending, sleep(Math.max(0, o.writeTimeoutMs - (now() - inFlightSince)))]);
-    return inFlight !== pending;
-  };
-  const slow = () => {
-    sink.abort();
-    return "slow" as const;
-  };
-
-  send(o.first, now());
-  if (o.first.final) return (await drained()) ? "final" : slow();
-  while (sink.isOpen()) {
-    await sleep(o.tickMs);
-    if (!sink.isOpen()) break;
-    const at = now();
-    o.onTick?.(at);
-    const refreshing = o.refresh?.(at);
-    if (refreshing) {
-      await refreshing;
-      if (!sink.isOpen()) break;
-    }
-    if (inFlight) {
-      if (at - inFlightSince > o.writeTimeoutMs) return slow();
-      continue;
-    }
-    const frame = o.current();
-    if (frame && frame.version !== lastVersion) {
-      send(frame, at);
-      if (frame.final) return (await drained()) ? "final" : slow();
-    } else if (at - lastWriteAt >= o.pingMs) {
-      write(": ping\n\n", at);
-    }
-  }
-  return "closed";
 }

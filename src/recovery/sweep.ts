@@ -33,7 +33,6 @@ export type SweepReport = {
  * Every runtime runs it from its own schedule (src/runtime/): Workers' Cron Trigger, `Deno.cron`, a timer on Bun.
  */
 export async function sweep(deps: Deps): Promise<SweepReport> {
-  const { config, now } = deps;
   const report: SweepReport = {
     recovered: 0,
     republished: 0,
@@ -52,7 +51,6 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
       return false;
     }
   };
-
   await attempt(async () => {
     report.recovered = (await recoverLostSales(deps, { force: true })).length;
   });
@@ -61,34 +59,13 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
   await attempt(async () => {
     sales = await readAllSales(deps.redis);
   });
-  await attempt(async () => {
-    for (const sale of sales) {
-      const stale = await readStaleOutbox(
-        deps.redis,
-        sale.saleId,
-        now - config.OUTBOX_GRACE_SECONDS * 1000,
-        BATCH,
-      );
-      for (let i = 0; i < stale.length; i += PUBLISH_CHUNK) {
-        const chunk = stale.slice(i, i + PUBLISH_CHUNK);
-        if (await attempt(() => enqueueOrders(deps, chunk, { generation: `s${Math.floor(now / 60_000)}` })))
-          report.republished += chunk.length;
-      }
-    }
-  });
+  await attempt(() => republishStale(deps, sales, report, attempt));
   await attempt(async () => {
     for (const row of await findUnrestored(deps.db, BATCH)) {
       if (await attempt(() => settleRestore(deps, row))) report.restored++;
     }
   });
-  await attempt(async () => {
-    for (const sale of sales) {
-      if (sale.startsAt > now || sale.endsAt < now - RECONCILE_AFTER_END_MS) continue;
-      const result = await reconcileSale(deps, sale.saleId, config.OUTBOX_GRACE_SECONDS * 1000);
-      report.reconciled++;
-      if (result.paused) console.error(`reconcile paused sale ${sale.saleId}: drift ${result.drift}`);
-    }
-  });
+  await attempt(() => reconcileLive(deps, sales, report));
   await attempt(async () => {
     for (const orderId of await findOverdue(deps.db, OVERDUE_GRACE_SECONDS, BATCH)) {
       const row = await findOrder(deps.db, orderId);
@@ -96,4 +73,30 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
     }
   });
   return report;
+}
+
+type Attempt = (work: () => Promise<unknown>) => Promise<boolean>;
+
+/** Step 1: outbox entries older than the grace period, published again in chunks. */
+async function republishStale(deps: Deps, sales: SaleRecord[], report: SweepReport, attempt: Attempt) {
+  const { config, now } = deps;
+  for (const sale of sales) {
+    const since = now - config.OUTBOX_GRACE_SECONDS * 1000;
+    const stale = await readStaleOutbox(deps.redis, sale.saleId, since, BATCH);
+    for (let i = 0; i < stale.length; i += PUBLISH_CHUNK) {
+      const chunk = stale.slice(i, i + PUBLISH_CHUNK);
+      if (await attempt(() => enqueueOrders(deps, chunk, { generation: `s${Math.floor(now / 60_000)}` })))
+        report.republished += chunk.length;
+    }
+  }
+}
+
+/** Step 3: live sales (and those ended within the hour) reconciled, Redis ledger against Postgres. */
+async function reconcileLive(deps: Deps, sales: SaleRecord[], report: SweepReport) {
+  for (const sale of sales) {
+    if (sale.startsAt > deps.now || sale.endsAt < deps.now - RECONCILE_AFTER_END_MS) continue;
+    const result = await reconcileSale(deps, sale.saleId, deps.config.OUTBOX_GRACE_SECONDS * 1000);
+    report.reconciled++;
+    if (result.paused) console.error(`reconcile paused sale ${sale.saleId}: drift ${result.drift}`);
+  }
 }

@@ -6,7 +6,7 @@ import { readSale } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError } from "../errors";
 import { figuresFrame, readFigureFrames, readSaleFigures } from "../realtime/stats-feed";
-import { eventStream, holding, slotFor } from "./events";
+import { frameStream } from "./event-streams";
 
 const EXAMPLE = `event: stats
 id: 1795000000000
@@ -67,20 +67,12 @@ const operatorEvents = createRoute({
 export const adminEventRoutes = apiRouter().openapi(operatorEvents, async (c) => {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
-  const feed = d.memory.feeds.stats;
-  const leases = [slotFor(d), feed.watch(saleId, d.now)];
-  const first = await holding(leases, async () => {
-    if (!(await readSale(d.redis, saleId))) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    if (!feed.getFresh(saleId, d.now))
-      feed.put(saleId, figuresFrame(await readSaleFigures(d, saleId, d.now)), d.now);
-    const frame = feed.get(saleId);
-    if (!frame) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    return frame;
-  });
-  return eventStream(c, d, leases, {
-    first,
-    current: () => feed.get(saleId) ?? null,
-    refresh: (now) =>
-      feed.due(now) ? feed.refresh(now, (ids) => readFigureFrames(d, ids, Date.now())) : undefined,
+  return frameStream(c, d, {
+    feed: d.memory.feeds.stats,
+    key: saleId,
+    exists: async () => (await readSale(d.redis, saleId)) !== null,
+    readOne: async () => figuresFrame(await readSaleFigures(d, saleId, d.now)),
+    readAll: (ids) => readFigureFrames(d, ids, Date.now()),
+    unknown: () => new ApiError("UNKNOWN_SALE", "No such sale."),
   });
 });

@@ -4,72 +4,15 @@ import { errorResponses } from "../api/error-responses";
 import { eventStreamResponse, lastEventIdHeaders } from "../api/event-stream";
 import { orderIdParam } from "../api/order-schemas";
 import { saleIdParam } from "../api/sale-schemas";
-import { type AppContext, configOf, type Deps, deps } from "../context";
+import { configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
-import type { Lease } from "../memory/leases";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { ownFrame, readOrders } from "../realtime/order-feed";
-import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
 import { readSaleFrames } from "../realtime/sale-feed";
-import { sseBody } from "../realtime/sse-body";
-import { takeStreamSlot } from "../realtime/stream-slots";
 import { storeNow } from "../stores/store-clock";
+import { eventStream, frameStream, holding, slotFor } from "./event-streams";
 import { unknownOrder } from "./order-refusals";
-
-const WRITE_TIMEOUT_MS = 4_000;
-
-/** A slot for one more stream, or 503 UNAVAILABLE with Retry-After (before any stream starts). */
-export function slotFor(d: Deps): Lease {
-  const slot = takeStreamSlot(d.memory.streams, d.config.REALTIME_MAX_STREAMS, d.now);
-  if (!slot)
-    throw new ApiError("UNAVAILABLE", "Too many live streams here right now; poll or retry shortly.", {
-      retryAfterSeconds: 5,
-    });
-  return slot;
-}
-
-/**
- * Streams `opts` as Server-Sent Events on this request's own loop (see realtime/pump.ts); the leases are
- * touched on every tick and released when the stream ends.
- */
-export function eventStream(
-  c: AppContext,
-  d: Deps,
-  leases: Lease[],
-  opts: Pick<PumpOptions, "first" | "current" | "refresh">,
-): Response {
-  const { body, sink, end } = sseBody();
-  const pumping = pumpEvents(sink, {
-    ...opts,
-    firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
-    tickMs: Math.min(d.config.REALTIME_REFRESH_MS, 500),
-    pingMs: d.config.REALTIME_PING_MS,
-    writeTimeoutMs: WRITE_TIMEOUT_MS,
-    onTick: (now) => {
-      for (const l of leases) l.touch(now);
-    },
-  })
-    .catch((error: unknown) => console.error("event stream", error))
-    .finally(() => {
-      for (const l of leases) l.release();
-      end();
-    });
-  // not handed to waitUntil / the task set: a stream lives as long as its client, and must not hold a
-  // server's shutdown; its own timers keep it going while the response body is read
-  void pumping;
-  return c.body(body, 200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store" });
-}
-
-/** Runs `open` holding `leases`; releases them if it fails (the route answers an error instead). */
-export async function holding<T>(leases: Lease[], open: () => Promise<T>): Promise<T> {
-  try {
-    return await open();
-  } catch (error) {
-    for (const l of leases) l.release();
-    throw error;
-  }
-}
 
 const saleEvents = createRoute({
   method: "get",
@@ -95,24 +38,13 @@ const saleEvents = createRoute({
 export const saleEventRoutes = apiRouter().openapi(saleEvents, async (c) => {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
-  const feed = d.memory.feeds.sales;
   const clock = () => storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
-  const leases = [slotFor(d), feed.watch(saleId, d.now)];
-  const first = await holding(leases, async () => {
-    if (!feed.getFresh(saleId, d.now)) {
-      const read = (await readSaleFrames(d.redis, [saleId], clock)).get(saleId);
-      if (!read) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-      feed.put(saleId, read, d.now);
-    }
-    const frame = feed.get(saleId);
-    if (!frame) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    return frame;
-  });
-  return eventStream(c, d, leases, {
-    first,
-    current: () => feed.get(saleId) ?? null,
-    refresh: (now) =>
-      feed.due(now) ? feed.refresh(now, (ids) => readSaleFrames(d.redis, ids, clock)) : undefined,
+  return frameStream(c, d, {
+    feed: d.memory.feeds.sales,
+    key: saleId,
+    readOne: async () => (await readSaleFrames(d.redis, [saleId], clock)).get(saleId),
+    readAll: (ids) => readSaleFrames(d.redis, ids, clock),
+    unknown: () => new ApiError("UNKNOWN_SALE", "No such sale."),
   });
 });
 

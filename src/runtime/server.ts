@@ -50,39 +50,18 @@ export function createServerEngine(
     }),
   });
 
-  let running: Promise<void> | null = null;
-  let again = false;
-  /** Runs the scheduled handler now, or once more right after the run in progress; logs its report. */
-  function runScheduled(trigger: string): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        const report = await sweep(depsAt(services, tasks.defer)).catch((error) => {
-          console.error("sweep", error);
-          return null;
-        });
-        console.log(`sweep ${JSON.stringify({ trigger, report })}`);
-      } while (again);
-    })().finally(() => {
-      running = null;
-    });
-    return running;
-  }
+  const scheduled = scheduledRunner(() => sweep(depsAt(services, tasks.defer)));
 
   let cron: CronTrigger | null = null;
   let stopping: Promise<void> | null = null;
   return {
     settings,
     fetch: (request: Request, info: SocketInfo) => app.fetch(request, info),
-    runScheduled,
+    runScheduled: scheduled.run,
     /** Starts the timer for CRON_SCHEDULE (runtimes without a cron of their own). */
     startTimer(): void {
       if (settings.CRON_SCHEDULE !== "off")
-        cron = startCron({ crons: [settings.CRON_SCHEDULE], fire: () => runScheduled("cron") });
+        cron = startCron({ crons: [settings.CRON_SCHEDULE], fire: () => scheduled.run("cron") });
     },
     /**
      * Stops the process's work in order: no new requests (`stopServing`, given the grace period for open
@@ -96,7 +75,7 @@ export function createServerEngine(
           stopServing().catch(() => undefined),
           new Promise((r) => setTimeout(r, settings.SHUTDOWN_GRACE_MS)),
         ]);
-        await running;
+        await scheduled.idle();
         await tasks.drain();
         await services.close();
       })();
@@ -106,3 +85,32 @@ export function createServerEngine(
 }
 
 export type ServerEngine = ReturnType<typeof createServerEngine>;
+
+/**
+ * Runs the scheduled handler now, or once more right after the run in progress (never two at once);
+ * logs each run's report. The returned promise settles when the runs it asked for are done.
+ */
+function scheduledRunner(run: () => Promise<unknown>) {
+  let running: Promise<void> | null = null;
+  let again = false;
+  const runScheduled = (trigger: string): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        const report = await run().catch((error) => {
+          console.error("sweep", error);
+          return null;
+        });
+        console.log(`sweep ${JSON.stringify({ trigger, report })}`);
+      } while (again);
+    })().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+  return { run: runScheduled, idle: async () => void (await running) };
+}

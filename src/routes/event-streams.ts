@@ -1,0 +1,100 @@
+import type { AppContext, Deps } from "../context";
+import { ApiError } from "../errors";
+import type { Frame } from "../memory/frame";
+import type { Lease } from "../memory/leases";
+import type { SharedSnapshot } from "../memory/shared-snapshot";
+import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
+import { sseBody } from "../realtime/sse-body";
+import { takeStreamSlot } from "../realtime/stream-slots";
+
+const WRITE_TIMEOUT_MS = 4_000;
+
+/** A slot for one more stream, or 503 UNAVAILABLE with Retry-After (before any stream starts). */
+export function slotFor(d: Deps): Lease {
+  const slot = takeStreamSlot(d.memory.streams, d.config.REALTIME_MAX_STREAMS, d.now);
+  if (!slot)
+    throw new ApiError("UNAVAILABLE", "Too many live streams here right now; poll or retry shortly.", {
+      retryAfterSeconds: 5,
+    });
+  return slot;
+}
+
+/**
+ * Streams `opts` as Server-Sent Events on this request's own loop (see realtime/pump.ts); the leases are
+ * touched on every tick and released when the stream ends.
+ */
+export function eventStream(
+  c: AppContext,
+  d: Deps,
+  leases: Lease[],
+  opts: Pick<PumpOptions, "first" | "current" | "refresh">,
+): Response {
+  const { body, sink, end } = sseBody();
+  const pumping = pumpEvents(sink, {
+    ...opts,
+    firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
+    tickMs: Math.min(d.config.REALTIME_REFRESH_MS, 500),
+    pingMs: d.config.REALTIME_PING_MS,
+    writeTimeoutMs: WRITE_TIMEOUT_MS,
+    onTick: (now) => {
+      for (const l of leases) l.touch(now);
+    },
+  })
+    .catch((error: unknown) => console.error("event stream", error))
+    .finally(() => {
+      for (const l of leases) l.release();
+      end();
+    });
+  // not handed to waitUntil / the task set: a stream lives as long as its client, and must not hold a
+  // server's shutdown; its own timers keep it going while the response body is read
+  void pumping;
+  return c.body(body, 200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store" });
+}
+
+/** Runs `open` holding `leases`; releases them if it fails (the route answers an error instead). */
+export async function holding<T>(leases: Lease[], open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    for (const l of leases) l.release();
+    throw error;
+  }
+}
+
+/**
+ * Streams one key of a shared feed of frames: its frame at once (read here, with this request's own I/O,
+ * when the feed has none fresh; `unknown` when there is nothing to read), then every change the feed
+ * picks up. Holds a stream slot and a watch on the key while it runs.
+ */
+export async function frameStream(
+  c: AppContext,
+  d: Deps,
+  o: {
+    feed: SharedSnapshot<Frame>;
+    key: string;
+    readOne: () => Promise<Frame | undefined>;
+    readAll: (keys: string[]) => Promise<Map<string, Frame>>;
+    unknown: () => ApiError;
+    /** checked before the first frame, however fresh the feed is */
+    exists?: () => Promise<boolean>;
+  },
+): Promise<Response> {
+  const { feed, key } = o;
+  const leases = [slotFor(d), feed.watch(key, d.now)];
+  const first = await holding(leases, async () => {
+    if (o.exists && !(await o.exists())) throw o.unknown();
+    if (!feed.getFresh(key, d.now)) {
+      const read = await o.readOne();
+      if (!read) throw o.unknown();
+      feed.put(key, read, d.now);
+    }
+    const frame = feed.get(key);
+    if (!frame) throw o.unknown();
+    return frame;
+  });
+  return eventStream(c, d, leases, {
+    first,
+    current: () => feed.get(key) ?? null,
+    refresh: (now) => (feed.due(now) ? feed.refresh(now, o.readAll) : undefined),
+  });
+}
