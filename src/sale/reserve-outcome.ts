@@ -18,7 +18,10 @@ export type ReserveOutcome =
   | { kind: "rate_limited"; retryAfterMs: number }
   | { kind: "not_started" }
   | { kind: "ended" }
+  /** paused by an operator */
   | { kind: "paused" }
+  /** in a rebuild's quiet period after a store loss (not an operator's pause): buy again after `retryAfterMs` */
+  | { kind: "restoring"; retryAfterMs: number }
   | { kind: "already_purchased"; held: number }
   | { kind: "limit_exceeded"; mayStillBuy: number }
   | { kind: "insufficient_stock"; remaining: number }
@@ -62,6 +65,8 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
       return Number(b ?? 0) === 1 ? { kind: "sold_out", replay: true } : { kind: "sold_out" };
     case 11:
       return { kind: "voided" };
+    case 12:
+      return { kind: "restoring", retryAfterMs: Number(a) };
     default:
       throw new Error(`reserve-stock returned an unknown code: ${String(code)}`);
   }

@@ -14,6 +14,7 @@ const OUTCOMES: Record<string, string> = {
   "8": "limited",
   "9": "soldOut",
   "10": "soldOut",
+  "12": "restoring",
 };
 
 export type TimelinePoint = { second: number; counts: Record<string, number> };
