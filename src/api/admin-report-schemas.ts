@@ -99,6 +99,10 @@ export const rebuildReportSchema = z
     liveOrders: count("Live orders counted from Postgres.", 110),
     liveUnits: count("Their units.", 115),
     keptOrders: count("Reservations the old Redis held that Postgres had not counted: kept.", 0),
+    keptAdjustments: count(
+      "Stock adjustments the old Redis had applied that Postgres had not recorded: kept, counted in `stock`, recorded.",
+      0,
+    ),
     remaining: z.int().openapi({ description: "Units not reserved after the rebuild.", example: 885 }),
     pausedUntil: z.iso.datetime().openapi({
       description: "Buying waits until then, so order writes still in flight are counted first.",

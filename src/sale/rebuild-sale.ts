@@ -6,10 +6,19 @@ import type { Deps } from "../services";
 import { registerProductToken } from "./catalog";
 import { saleKeys } from "./keys";
 import { encodeLedgerEntry, ledgerFieldOf, type ReservationEntry } from "./ledger-entry";
+import {
+  isAdjustmentField,
+  keptAdjustment,
+  keptUnits,
+  recordedAdjustmentIds,
+  recordedAdjustmentsArg,
+  recordKeptAdjustments,
+} from "./rebuild-adjustments";
 import { settleKeptOrders } from "./rebuild-followup";
 import { toMetaFields } from "./sale-record";
 import { runScript, type ScriptReply } from "./scripts";
 import { soldOutCache } from "./sold-out-cache";
+import type { AppliedAdjustment } from "./stock-adjustment";
 import { storeNow } from "./store-clock";
 
 type SaleRow = {
@@ -38,6 +47,8 @@ export type RebuildReport = {
   liveUnits: number;
   /** reservations Redis held that Postgres had not counted: kept, counted, republished */
   keptOrders: number;
+  /** adjustments Redis had applied that Postgres had not recorded: kept, counted, recorded */
+  keptAdjustments: number;
   remaining: number;
   pausedUntil: string;
 };
@@ -54,14 +65,15 @@ export type RebuildDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash
  * and a pause of `quietSeconds` (by the store's clock) during which order writes still in flight from
  * a lost Redis land and are counted (debit-stock.lua) before anyone can buy again. Reservations the
  * Redis being replaced still holds and Postgres has not counted (unpublished, in flight, or made while
- * this ran) are kept and counted by the script, then republished ({@link settleKeptOrders}).
+ * this ran) are kept and counted by the script, then republished ({@link settleKeptOrders}); so are the
+ * stock adjustments it applied that Postgres has not recorded (counted, then recorded: rebuild-adjustments.ts).
  */
 export async function rebuildSale(
   deps: RebuildDeps,
   saleId: string,
   quietSeconds: number,
 ): Promise<RebuildReport | null> {
-  const [sales, settled, live] = await withDb(() =>
+  const [sales, settled, live, adjustments] = await withDb(() =>
     deps.db.transaction([
       sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
       sql`with settled as (
@@ -76,6 +88,7 @@ export async function rebuildSale(
       sql`update orders set epoch = (select epoch from sales where id = ${saleId})
           where sale_id = ${saleId} and status in ('awaiting_payment', 'paid')
           returning id, user_id, quantity, created_at, expires_at`,
+      recordedAdjustmentIds(saleId),
     ]),
   );
   const sale = (sales as SaleRow[])[0];
@@ -131,28 +144,38 @@ export async function rebuildSale(
         JSON.stringify(holdings),
         JSON.stringify(ledger),
         JSON.stringify((settled as { id: string }[]).map((r) => r.id)),
+        recordedAdjustmentsArg(adjustments),
       ],
     ),
   );
   const kept: QueuedOrder[] = [];
+  const keptAdjustments: AppliedAdjustment[] = [];
   if (Number(reply[0]) === 1) {
     for (let i = 1; i + 1 < reply.length; i += 2) {
+      if (isAdjustmentField(String(reply[i]))) {
+        const adjustment = keptAdjustment(String(reply[i + 1]));
+        if (adjustment) keptAdjustments.push(adjustment);
+        continue;
+      }
       const order = parseQueuedOrder(saleId, String(reply[i + 1]));
       if (order) kept.push(order);
     }
   }
   await registerProductToken(deps.redis, saleId, sale.product_token);
   soldOutCache.clear(saleId);
+  await recordKeptAdjustments(deps, saleId, keptAdjustments);
   await settleKeptOrders(deps, saleId, kept, sale.paused);
-  const keptUnits = kept.reduce((sum, o) => sum + o.quantity, 0);
+  const keptOrderUnits = kept.reduce((sum, o) => sum + o.quantity, 0);
+  const adjusted = stock + keptUnits(keptAdjustments);
   return {
     saleId,
     epoch: sale.epoch,
-    stock,
+    stock: adjusted,
     liveOrders: orders.length,
     liveUnits,
     keptOrders: kept.length,
-    remaining: stock - liveUnits - keptUnits,
+    keptAdjustments: keptAdjustments.length,
+    remaining: adjusted - liveUnits - keptOrderUnits,
     pausedUntil: new Date(pausedUntil).toISOString(),
   };
 }
