@@ -1,4 +1,7 @@
+import { type EventId, eventIdCounter } from "./event-ids";
 import { eventText, type Frame } from "./frame";
+
+export { firstEventId } from "./event-ids";
 
 /**
  * One stream's loop, in its own request's context: writes the first frame at once, then every `tickMs`
@@ -23,7 +26,8 @@ export type EventSink = {
 
 export type PumpOptions = {
   first: Frame;
-  firstId: number;
+  /** the first event's id (event-ids.ts: above the client's Last-Event-ID, whatever it sent) */
+  firstId: EventId;
   /** The feed's current frame (memory only), or null to keep the last one written. */
   current(): Frame | null;
   /** Refreshes the shared snapshot with this stream's own I/O when it is due; cheap (no promise) when not. */
@@ -39,17 +43,10 @@ export type PumpOptions = {
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** The id of a stream's first event: above the client's `Last-Event-ID`, and above the clock. */
-export function firstEventId(lastEventId: string | undefined, now: number): number {
-  const last = Number(lastEventId);
-  const valid = Number.isSafeInteger(last) && last >= 0 && last < 1e15;
-  return Math.max(valid ? last + 1 : 0, now);
-}
-
 export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"final" | "closed" | "slow"> {
   const now = o.now ?? Date.now;
   const sleep = o.sleep ?? defaultSleep;
-  let id = o.firstId;
+  const nextId = eventIdCounter(o.firstId);
   let lastVersion = Number.NaN;
   let lastWriteAt = now();
   let inFlight: Promise<unknown> | null = null;
@@ -75,7 +72,7 @@ export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"fina
     for (const e of frame.events) {
       if (lastKeys.get(e.event) === e.key) continue;
       lastKeys.set(e.event, e.key);
-      text += eventText(e, id++);
+      text += eventText(e, nextId());
     }
     if (text !== "") write(text, at);
   };

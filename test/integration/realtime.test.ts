@@ -103,6 +103,24 @@ describe("the sale stream", () => {
     await again.next((e) => e.json.remaining === 3, { timeoutMs: 1000 });
   });
 
+  it("keeps a client's ids going up whatever Last-Event-ID it sends: 1e15, past 2^53, 30 digits", async () => {
+    const sale = await app.api.createSale({ stock: 10 });
+    for (const last of ["1000000000000000", "9007199254740993", "123456789012345678901234567890"]) {
+      const s = await watchSale(sale.saleId, { "Last-Event-ID": last });
+      const first = await s.next();
+      expect(BigInt(first.id)).toBe(BigInt(last) + 1n);
+      const remaining = Number(first.json.remaining);
+      expect((await app.api.buy(sale.productToken, `rt-big-${last.length}`, 1)).status).toBe(202);
+      const next = await s.next((e) => e.json.remaining === remaining - 1, { timeoutMs: 5000 });
+      expect(BigInt(next.id)).toBe(BigInt(first.id) + 1n);
+      s.close();
+      // the reconnect sends the last id it saw: the ids go on above it
+      const again = await watchSale(sale.saleId, { "Last-Event-ID": next.id });
+      expect(BigInt((await again.next()).id)).toBe(BigInt(next.id) + 1n);
+      again.close();
+    }
+  });
+
   it("answers 404 UNKNOWN_SALE before any stream starts", async () => {
     const s = await watchSale("s_doesnotexist");
     expect(s.status).toBe(404);

@@ -131,7 +131,11 @@ describe("pumpEvents", () => {
     expect(firstEventId("5000", 1000)).toBe(5001);
     expect(firstEventId(undefined, 1000)).toBe(1000);
     expect(firstEventId("junk", 1000)).toBe(1000);
-    expect(firstEventId("1e300", 1000)).toBe(1000);
+    expect(firstEventId("1e300", 1000)).toBeGreaterThan(10n ** 300n);
+    expect(firstEventId("1000000000000000", 1000)).toBe(1_000_000_000_000_001);
+    expect(firstEventId("9007199254740993", 1000)).toBe(9_007_199_254_740_994n);
+    expect(firstEventId("123456789012345678901234567890", 1000)).toBe(123456789012345678901234567891n);
+    expect(firstEventId("-5", 1000)).toBe(1000);
   });
 });
 
