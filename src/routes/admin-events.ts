@@ -6,7 +6,8 @@ import { deps } from "../context";
 import { ApiError } from "../errors";
 import { figuresFrame, readFigureFrames, readSaleFigures, statsFeed } from "../realtime/stats-feed";
 import { readSale } from "../sale/sale-store";
-import { eventStream, holding, slotFor } from "./events";
+import { eventStream, holding } from "./events";
+import { slotFor } from "./stream-slot";
 
 /** The operator's figures are read at most once a second per isolate, however many pages watch. */
 const FIGURES_MAX_AGE_MS = 1_000;
@@ -29,7 +30,7 @@ const operatorEvents = createRoute({
   tags: ["Realtime"],
   security: OPERATOR,
   summary: "A sale's figures as they change (Server-Sent Events)",
-  description: `A \`text/event-stream\` for the operator page. \`event: stats\` carries the body of \`GET /api/admin/sales/{saleId}/stats\` (SaleStats) and \`event: timeline\` the body of \`GET /api/admin/sales/{saleId}/timeline\` (Timeline): both at once on connect, then each whenever it changes (read at most once a second, shared by every operator page this server streams to). Every event has an increasing \`id:\`; a \`: ping\` comment comes after 10 s without events (REALTIME_PING_MS). A client reconnecting with \`Last-Event-ID\` gets the current state first, with ids above it. It needs the operator token in a header, so pages read it with \`fetch\` rather than \`EventSource\`. Errors (401, 404, 503 when this server streams too many) come as JSON before the stream starts.`,
+  description: `A \`text/event-stream\` for the operator page. \`event: stats\` carries the body of \`GET /api/admin/sales/{saleId}/stats\` (SaleStats) and \`event: timeline\` the body of \`GET /api/admin/sales/{saleId}/timeline\` (Timeline): both at once on connect, then each whenever it changes (read at most once a second, shared by every operator page this server streams to). Every event has an increasing \`id:\`; a \`: ping\` comment comes after REALTIME_PING_MS without events (10 s on Deno and Bun, 500 ms on Workers, where a write is how a disconnect is noticed). A client reconnecting with \`Last-Event-ID\` gets the current state first, with ids above it. It needs the operator token in a header, so pages read it with \`fetch\` rather than \`EventSource\`. Errors (401, 404, 503 when a store is unavailable) come as JSON before the stream starts; it is never refused for the number of streams open (the shoppers' stream budgets do not apply to it).`,
   request: {
     params: saleIdParam,
     headers: z.object({
@@ -64,14 +65,14 @@ const operatorEvents = createRoute({
 /**
  * `GET /api/admin/sales/:saleId/events` (operator token, checked by the app for `/api/admin/*`):
  * `event: stats` and `event: timeline`, at once and then whenever they change, read through the
- * isolate's one operator feed (realtime/stats-feed.ts). Counted against `REALTIME_MAX_STREAMS` like
- * the shoppers' streams.
+ * isolate's one operator feed (realtime/stats-feed.ts). Always served: no shopper's stream budget
+ * applies to it.
  */
 export const adminEventRoutes = apiRouter().openapi(operatorEvents, async (c) => {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
   const feed = statsFeed(FIGURES_MAX_AGE_MS);
-  const leases = [slotFor(d), feed.watch(saleId, d.now)];
+  const leases = [slotFor(c, d, "operator"), feed.watch(saleId, d.now)];
   const first = await holding(leases, async () => {
     if (!(await readSale(d.redis, saleId))) throw new ApiError("UNKNOWN_SALE", "No such sale.");
     if (!feed.getFresh(saleId, d.now))

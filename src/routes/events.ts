@@ -13,25 +13,17 @@ import { orderFeed, ownFrame, readOrders } from "../realtime/order-feed";
 import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
 import { readSaleFrames, saleFeed } from "../realtime/sale-feed";
 import { sseBody } from "../realtime/sse-body";
-import { takeStreamSlot } from "../realtime/stream-slots";
 import { storeNow } from "../sale/store-clock";
 import { unknownOrder } from "./order-refusals";
+import { slotFor } from "./stream-slot";
 
 const WRITE_TIMEOUT_MS = 4_000;
 
-/** A slot for one more stream, or 503 UNAVAILABLE with Retry-After (before any stream starts). */
-export function slotFor(d: Deps): Lease {
-  const slot = takeStreamSlot(d.config.REALTIME_MAX_STREAMS, d.now);
-  if (!slot)
-    throw new ApiError("UNAVAILABLE", "Too many live streams here right now; poll or retry shortly.", {
-      retryAfterSeconds: 5,
-    });
-  return slot;
-}
-
 /**
  * Streams `opts` as Server-Sent Events on this request's own loop (see realtime/pump.ts); the leases are
- * touched on every tick and released when the stream ends.
+ * touched on every tick and released when the stream ends, or at once when the client leaves (the
+ * request's abort signal, or the body's cancel: on workerd the request may be dropped without the
+ * loop ever running again).
  */
 export function eventStream(
   c: AppContext,
@@ -39,7 +31,16 @@ export function eventStream(
   leases: Lease[],
   opts: Pick<PumpOptions, "first" | "current" | "refresh">,
 ): Response {
-  const { body, sink, end } = sseBody();
+  const release = () => {
+    for (const l of leases) l.release();
+  };
+  const { body, sink, end } = sseBody({ onCancel: release });
+  const signal = c.req.raw.signal as AbortSignal | undefined;
+  const gone = () => {
+    release();
+    sink.abort();
+  };
+  signal?.addEventListener("abort", gone, { once: true });
   const pumping = pumpEvents(sink, {
     ...opts,
     firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
@@ -52,7 +53,8 @@ export function eventStream(
   })
     .catch((error: unknown) => console.error("event stream", error))
     .finally(() => {
-      for (const l of leases) l.release();
+      signal?.removeEventListener("abort", gone);
+      release();
       end();
     });
   // not handed to waitUntil / the task set: a stream lives as long as its client, and must not hold a
@@ -77,7 +79,7 @@ const saleEvents = createRoute({
   tags: ["Realtime"],
   summary: "A sale's changes, live",
   description:
-    "One `sale` event at once on connect, then on every change of `status`, and of `remaining` at least once a second while it changes.",
+    "One `sale` event at once on connect, then on every change of `status`, and of `remaining` at least once a second while it changes. Sale streams have a budget of their own per server (REALTIME_MAX_STREAMS) and per client address (REALTIME_MAX_STREAMS_PER_IP): past either, 503 UNAVAILABLE with Retry-After (poll meanwhile).",
   request: { params: saleIdParam, headers: lastEventIdHeaders },
   responses: {
     200: eventStreamResponse(
@@ -97,7 +99,7 @@ export const saleEventRoutes = apiRouter().openapi(saleEvents, async (c) => {
   const { saleId } = c.req.valid("param");
   const feed = saleFeed(d.config.REALTIME_REFRESH_MS);
   const clock = () => storeNow(d.redis, d.defer, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
-  const leases = [slotFor(d), feed.watch(saleId, d.now)];
+  const leases = [slotFor(c, d, "sale"), feed.watch(saleId, d.now)];
   const first = await holding(leases, async () => {
     if (!feed.getFresh(saleId, d.now)) {
       const read = (await readSaleFrames(d.redis, [saleId], clock)).get(saleId);
@@ -124,7 +126,7 @@ const orderEvents = createRoute({
   tags: ["Realtime"],
   summary: "An order's status, live",
   description:
-    "Owner only (anyone else gets 404 UNKNOWN_ORDER before a stream starts). One `order` event at once, then one per status change; the stream ends after `paid`, `expired` or `cancelled`. `EventSource` cannot send the `Authorization` header: read it with `fetch`.",
+    "Owner only (anyone else gets 404 UNKNOWN_ORDER before a stream starts). One `order` event at once, then one per status change; the stream ends after `paid`, `expired` or `cancelled`. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Order streams have a budget apart from the sale streams', per server (REALTIME_MAX_ORDER_STREAMS) and per shopper (REALTIME_MAX_STREAMS_PER_USER): past either, 503 UNAVAILABLE with Retry-After.",
   security: SHOPPER,
   middleware: [shopperAuth({ settings: (c) => configOf(c) })] as const,
   request: { params: orderIdParam, headers: lastEventIdHeaders },
@@ -147,7 +149,7 @@ export const orderEventRoutes = apiRouter().openapi(orderEvents, async (c) => {
   const userId = c.get("userId");
   if (!saleIdOfOrder(orderId)) throw unknownOrder();
   const feed = orderFeed(d.config.REALTIME_REFRESH_MS * 2);
-  const leases = [slotFor(d), feed.watch(orderId, d.now)];
+  const leases = [slotFor(c, d, "order"), feed.watch(orderId, d.now)];
   const first = await holding(leases, async () => {
     if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
       const read = (await readOrders(d, ordersOf([orderId]))).get(orderId);
