@@ -74,7 +74,8 @@ export function createApp(platform: Platform) {
   app.notFound((c) => renderError(c, new ApiError("NOT_FOUND", "No such route.")));
   app.onError((error, c) => {
     const apiError = toApiError(error);
-    if (apiError.code === "INTERNAL" || apiError.code === "UNAVAILABLE") {
+    // a refusal the code chose (a stream budget spent, a sale being restored) is an answer, not a fault
+    if (apiError.code === "INTERNAL" || (apiError.code === "UNAVAILABLE" && !(error instanceof ApiError))) {
       console.error(`${c.req.method} ${new URL(c.req.url).pathname}:`, error);
     }
     return renderError(c, apiError);
