@@ -18,6 +18,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/security.test.ts",
   "test/integration/fuzz.test.ts",
   "test/integration/realtime.test.ts",
+  "test/integration/stream-budgets.test.ts",
   "test/integration/stock-adjustment.test.ts",
   "test/integration/redis-loss.test.ts",
   "test/integration/openapi.test.ts",

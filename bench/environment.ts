@@ -56,8 +56,10 @@ export async function startEnvironment(
       ...exampleSecrets(),
       ...stack.vars,
       ...BENCH_LIMITS,
-      // the realtime phase opens up to 10,000 watchers in one isolate: the cap is what workerd holds
+      // the realtime phase opens up to 10,000 watchers in one isolate, all from this machine's address:
+      // the caps are what the runtime holds, not the defaults
       REALTIME_MAX_STREAMS: "20000",
+      REALTIME_MAX_STREAMS_PER_IP: "20000",
     };
     // Without the Workers rows (`--runtimes deno,bun`) workerd is not started at all.
     const worker =

@@ -67,7 +67,7 @@ export type RealtimeResult = {
 };
 
 const POLL_EVERY_MS = 2_000;
-/** Watchers of a closed stream keep a lease this long (src/realtime/stream-slots.ts: 6 s). */
+/** Watchers of a closed stream keep a lease this long (src/memory/memory.ts, STREAM_SLOT_STALE_MS: 6 s). */
 const SETTLE_MS = 7_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (v: number, digits = 1) => Math.round(v * 10 ** digits) / 10 ** digits;

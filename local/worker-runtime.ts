@@ -19,7 +19,7 @@ import { LOOPBACK, portOrFree } from "./ports";
 const root = resolve(import.meta.dirname, "..");
 export const bundleDir = join(root, ".wrangler", "dist");
 const COMPATIBILITY_DATE = "2026-07-01";
-const COMPATIBILITY_FLAGS = ["nodejs_compat"];
+const COMPATIBILITY_FLAGS = ["nodejs_compat", "enable_request_signal"];
 
 /** Builds the worker bundle with wrangler (the same build `wrangler deploy` uploads). */
 export async function buildWorker(outdir = bundleDir): Promise<string> {

@@ -11,9 +11,12 @@
   - the restore entries ("x:<orderId>"): a later order write must not count a final order again. A
     restore of an order the new ledger counts as live happened after Postgres was read (the order was
     cancelled or expired since): its units are given back here, not counted again.
-  Adjustment entries ("a:") are not kept: the stock comes from Postgres, which counts exactly the
-  adjustments it recorded; one applied only in the old state is gone with it, and a retry of its id
-  must apply it afresh (src/sales/stock-adjustment.ts), which a kept entry would refuse forever.
+  - with ARGV[6] (the adjustment ids Postgres has recorded, read in the transaction that moved the
+    epoch): the adjustment entries ("a:") Postgres has not recorded, applied here while their request
+    failed before Postgres recorded them (or raced this rebuild). The stock from Postgres counts exactly
+    the recorded ones; each kept one is added to the stock and the remaining, its entry moves to the new
+    epoch (kept = true), and the caller records it in Postgres against that epoch (or the reconciliation
+    does), so a retry of its id finds it applied. Without ARGV[6] no adjustment entry is kept.
 
   KEYS[1]  meta      hash (replaced; must include "epoch")
   KEYS[2]  stock     string: units remaining
@@ -29,9 +32,13 @@
   ARGV[5]  orders Postgres holds as final (expired/cancelled) and this rebuild settled, JSON array of
            ids (optional): a queued document of one of them (its acknowledgement was lost) is dropped,
            never kept and counted, since nothing would give its units back if the follow-up never ran
+  ARGV[6]  adjustment ids Postgres has recorded for the sale, JSON array (optional; see above)
 
   Returns:
-    {1, orderId, document, ...}  OK (rebuilt; each queued order kept, with its document)
+    {1, orderId, document, ..., "a:<adjustmentId>", entry, ...}
+                                 OK (rebuilt; each queued order kept, with its document, then each
+                                 adjustment kept, its field and its new entry: order ids never start
+                                 with "a:")
     {19, currentEpoch}           STALE (a newer rebuild is already in place; nothing changed)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
@@ -53,6 +60,15 @@ local function hold(userId, units)
   holdings[userId] = (tonumber(holdings[userId]) or 0) + units
 end
 
+local recordedAdjustments = nil
+if ARGV[6] then
+  recordedAdjustments = {}
+  for _, id in ipairs(cjson.decode(ARGV[6])) do
+    recordedAdjustments[id] = true
+  end
+end
+local keptAdjustments = {}
+
 local oldLedger = redis.call("HGETALL", KEYS[4])
 local oldReservations = {}
 for i = 1, #oldLedger, 2 do
@@ -60,6 +76,15 @@ for i = 1, #oldLedger, 2 do
   local prefix = string.sub(field, 1, 2)
   if prefix == "r:" then
     oldReservations[field] = entry
+  elseif prefix == "a:" and recordedAdjustments and not recordedAdjustments[string.sub(field, 3)] then
+    local adjustment = cjson.decode(entry)
+    local delta = tonumber(adjustment.delta)
+    remaining = remaining + delta
+    meta.stock = tostring(tonumber(meta.stock) + delta)
+    adjustment.epoch = tonumber(meta.epoch)
+    adjustment.kept = true
+    ledger[field] = cjson.encode(adjustment)
+    keptAdjustments[#keptAdjustments + 1] = field
   elseif prefix == "x:" then
     if ledger["r:" .. string.sub(field, 3)] then
       local restored = cjson.decode(entry)
@@ -110,5 +135,9 @@ for _, k in ipairs(kept) do
   redis.call("ZADD", KEYS[6], k[3], k[1])
   reply[#reply + 1] = k[1]
   reply[#reply + 1] = k[2]
+end
+for _, field in ipairs(keptAdjustments) do
+  reply[#reply + 1] = field
+  reply[#reply + 1] = ledger[field]
 end
 return reply

@@ -12,14 +12,16 @@
                                                                   reservation answered again is marked
                                                                   `claimed` in its ledger entry: the
                                                                   shopper knows it, no void takes it)
-    sale window, pause flag                                    -> NOT_STARTED / ENDED / PAUSED
+    sale window, operator's pause flag                         -> NOT_STARTED / ENDED / PAUSED
+    a rebuild's quiet period (meta recoveringUntil)            -> RESTORING (never stored as an answer)
     per-user allowance                                         -> ALREADY_PURCHASED / LIMIT_EXCEEDED
     stock                                                      -> INSUFFICIENT_STOCK / SOLD_OUT
   then decrements the stock, records the user's holding, writes a ledger entry (seed 003), the order
   document and an outbox entry for the order pipeline, and counts the outcome in the sale's timeline.
 
-  KEYS[1]  meta      hash: startsAt, endsAt (ms), paused ("0"/"1"), perUserLimit, paymentWindowMs,
-                     epoch (Redis generation, see rebuild-sale.lua), recoveringUntil (ms; paused until then)
+  KEYS[1]  meta      hash: startsAt, endsAt (ms), paused ("0"/"1": an operator's pause), perUserLimit,
+                     paymentWindowMs, epoch (Redis generation, see rebuild-sale.lua), recoveringUntil (ms:
+                     a rebuild's quiet period, not an operator's pause; nobody buys until then)
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
   KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON); "x:<orderId>" -> restore entry
@@ -43,7 +45,7 @@
   ARGV[10] timeline TTL (seconds)
   ARGV[11] "1" when the server runs this attempt again after a run got no reply, else "0" (or absent)
 
-  A re-run's refusal (codes 3 to 10) is final for the order id: it writes the "x:<orderId>" marker a
+  A re-run's refusal (codes 3 to 10, and 22) is final for the order id: it writes the "x:<orderId>" marker a
   void writes (reason "void", counted false), so an earlier run of the same attempt that is still on
   its way and lands later (after a resume, a new rate-limit window, units coming back) reserves nothing
   (code 11) behind the refusal the shopper was given.
@@ -71,6 +73,10 @@
                                                      the sale now)
     {11}                                             VOIDED: this order id was voided (or is final);
                                                      nothing reserved, nothing stored as an answer
+    {22, retryAfterMs}                               RESTORING: the sale is in a rebuild's quiet period
+                                                     (not paused by an operator); nothing reserved,
+                                                     nothing stored as an answer (a retry with the same
+                                                     key after the quiet period buys)
 
   Ledger entries written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, expiresAt, epoch};
@@ -185,8 +191,14 @@ end
 if now >= tonumber(meta[2]) then
   return answer({5})
 end
-if meta[3] == "1" or now < tonumber(meta[7] or "0") then
+if meta[3] == "1" then
   return answer({6})
+end
+local recoveringUntil = tonumber(meta[7] or "0")
+if now < recoveringUntil then
+  count(22)
+  fence()
+  return {22, recoveringUntil - now}
 end
 
 local limit = tonumber(meta[4])

@@ -15,6 +15,7 @@ import { orderEventRoutes, saleEventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { jobRoutes } from "./routes/jobs";
 import { orderRoutes } from "./routes/orders";
+import { saleListEventRoutes } from "./routes/sale-list-events";
 import { saleRoutes } from "./routes/sales";
 import { type Defer, depsAt, type Services } from "./services";
 
@@ -58,6 +59,7 @@ export function createApp(platform: Platform) {
   // every operator route, known or not: the token is checked before any body or input is read
   app.use("/api/admin/*", adminAuth({ token: (c) => configOf(c).ADMIN_TOKEN }));
   app.route("/api/health", healthRoutes);
+  app.route("/api/sales", saleListEventRoutes);
   app.route("/api/sales", saleEventRoutes);
   app.route("/api/sales", saleRoutes);
   app.route("/api/buy", buyRoutes);
@@ -72,7 +74,8 @@ export function createApp(platform: Platform) {
   app.notFound((c) => renderError(c, new ApiError("NOT_FOUND", "No such route.")));
   app.onError((error, c) => {
     const apiError = toApiError(error);
-    if (apiError.code === "INTERNAL" || apiError.code === "UNAVAILABLE") {
+    // a refusal the code chose (a stream budget spent, a sale being restored) is an answer, not a fault
+    if (apiError.code === "INTERNAL" || (apiError.code === "UNAVAILABLE" && !(error instanceof ApiError))) {
       console.error(`${c.req.method} ${new URL(c.req.url).pathname}:`, error);
     }
     return renderError(c, apiError);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { STREAM_DEFAULTS, STREAMS_PER_IP, STREAMS_PER_USER } from "./stream-defaults";
 
 /** The worker's bindings: secrets and vars from wrangler.toml / .dev.vars, plus the assets binding. */
 export type Env = {
@@ -30,6 +31,9 @@ export type Env = {
   RECOVERY_QUIET_SECONDS?: string;
   LEDGER_TRIM_AFTER_SECONDS?: string;
   REALTIME_MAX_STREAMS?: string;
+  REALTIME_MAX_ORDER_STREAMS?: string;
+  REALTIME_MAX_STREAMS_PER_IP?: string;
+  REALTIME_MAX_STREAMS_PER_USER?: string;
   REALTIME_REFRESH_MS?: string;
   REALTIME_PING_MS?: string;
   BUY_RESOLVE_WINDOW_MS?: string;
@@ -79,9 +83,17 @@ const configSchema = z
     OUTBOX_GRACE_SECONDS: positiveInt(10),
     RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
     LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),
-    REALTIME_MAX_STREAMS: positiveInt(5000),
+    /** anonymous sale streams (sale and sale-list) per isolate or process; Deno and Bun default higher */
+    REALTIME_MAX_STREAMS: positiveInt(STREAM_DEFAULTS.workers.sale),
+    /** order streams per isolate or process, a budget apart from the sale streams' */
+    REALTIME_MAX_ORDER_STREAMS: positiveInt(STREAM_DEFAULTS.workers.order),
+    /** sale streams one client address may hold per isolate or process */
+    REALTIME_MAX_STREAMS_PER_IP: positiveInt(STREAMS_PER_IP),
+    /** order streams one shopper may hold per isolate or process */
+    REALTIME_MAX_STREAMS_PER_USER: positiveInt(STREAMS_PER_USER),
     REALTIME_REFRESH_MS: positiveInt(250),
-    REALTIME_PING_MS: positiveInt(10_000),
+    /** a `: ping` after this long without a write; on workerd also how soon a disconnect is noticed */
+    REALTIME_PING_MS: positiveInt(STREAM_DEFAULTS.workers.pingMs),
     /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
     BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
   })

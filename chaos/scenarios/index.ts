@@ -10,6 +10,7 @@ import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
 import { redisLoss } from "./redis-loss";
+import { slotExhaustion } from "./slot-exhaustion";
 import { tokenEnumeration } from "./token-enumeration";
 
 /** Every scenario `npm run chaos` runs, in order. */
@@ -27,4 +28,5 @@ export const scenarios: Scenario[] = [
   lateWritesAfterQuiet,
   mixedWindows,
   coldBurst,
+  slotExhaustion,
 ];

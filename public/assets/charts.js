@@ -110,7 +110,12 @@ export const OUTCOME_SERIES = [
   { key: "soldOut", label: "Sold out", color: "#8d93a0" },
   { key: "limited", label: "Limit reached", color: "#e39b17" },
   { key: "rateLimited", label: "Rate-limited", color: "#7c5cd6" },
-  { key: "closed", label: "Paused / closed", color: "#d6332a", from: ["paused", "notStarted", "ended"] },
+  {
+    key: "closed",
+    label: "Paused / closed",
+    color: "#d6332a",
+    from: ["paused", "restoring", "notStarted", "ended"],
+  },
 ];
 
 /** One timeline point's counts folded into the chart's series. */

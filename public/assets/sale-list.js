@@ -3,6 +3,7 @@ import { serverNow } from "./clock.js";
 import { byId, h, setText } from "./dom.js";
 import { formatInt, formatMoney } from "./format.js";
 import { productArtStyle, productInitials } from "./product-art.js";
+import { watchSaleList } from "./sale-list-stream.js";
 import { statusBadge, whenLine } from "./sale-status.js";
 
 const REFRESH_MS = 5000;
@@ -52,8 +53,9 @@ function card(sale) {
 }
 
 /**
- * The list of live and upcoming sales: fetched every 5 s while shown, countdowns ticking on the server's
- * clock in between. Returns `{ show(), hide() }`.
+ * The list of live and upcoming sales: pushed over `GET /api/sales/events` while shown (remaining and
+ * status as they change), fetched every 5 s only while that stream is down, countdowns ticking on the
+ * server's clock in between. Returns `{ show(), hide() }`.
  */
 export function mountSaleList() {
   const list = byId("sale-list");
@@ -61,23 +63,29 @@ export function mountSaleList() {
   let sales = [];
   let refreshTimer = null;
   let tickTimer = null;
+  let stopStream = null;
+  let streamUp = false;
+
+  function render(next) {
+    sales = next;
+    status.hidden = true;
+    list.replaceChildren(
+      ...(sales.length
+        ? sales.map(card)
+        : [
+            h(
+              "li",
+              { class: "empty card" },
+              "No sales right now. New drops appear here as soon as they are scheduled.",
+            ),
+          ]),
+    );
+  }
 
   async function refresh() {
     const r = await callApi("/api/sales");
     if (r.ok) {
-      sales = r.data.sales;
-      status.hidden = true;
-      list.replaceChildren(
-        ...(sales.length
-          ? sales.map(card)
-          : [
-              h(
-                "li",
-                { class: "empty card" },
-                "No sales right now. New drops appear here as soon as they are scheduled.",
-              ),
-            ]),
-      );
+      if (!streamUp) render(r.data.sales);
     } else if (!sales.length) {
       status.hidden = false;
       status.textContent = "We could not load the sales. Retrying…";
@@ -95,12 +103,22 @@ export function mountSaleList() {
   return {
     show() {
       refresh();
-      refreshTimer = setInterval(refresh, REFRESH_MS);
+      refreshTimer = setInterval(() => {
+        if (!streamUp) refresh();
+      }, REFRESH_MS);
       tickTimer = setInterval(tick, 1000);
+      stopStream = watchSaleList({
+        onList: (body) => render(body.sales),
+        onState: (up) => {
+          streamUp = up;
+        },
+      });
     },
     hide() {
       clearInterval(refreshTimer);
       clearInterval(tickTimer);
+      stopStream?.();
+      stopStream = null;
     },
   };
 }

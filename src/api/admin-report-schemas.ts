@@ -47,7 +47,8 @@ const timelinePointSchema = z
       rateLimited: outcomeCount("Attempts refused with 429."),
       notStarted: outcomeCount("Attempts before the sale started."),
       ended: outcomeCount("Attempts after it ended."),
-      paused: outcomeCount("Attempts while it was paused."),
+      paused: outcomeCount("Attempts while an operator had it paused."),
+      restoring: outcomeCount("Attempts while it was being restored after a store loss (503)."),
       limited: outcomeCount("Attempts over the per-user limit (ALREADY_PURCHASED, LIMIT_EXCEEDED)."),
       soldOut: outcomeCount("Attempts refused for lack of stock (410 or 409 INSUFFICIENT_STOCK)."),
     }),
@@ -98,6 +99,10 @@ export const rebuildReportSchema = z
     liveOrders: count("Live orders counted from Postgres.", 110),
     liveUnits: count("Their units.", 115),
     keptOrders: count("Reservations the old Redis held that Postgres had not counted: kept.", 0),
+    keptAdjustments: count(
+      "Stock adjustments the old Redis had applied that Postgres had not recorded: kept, counted in `stock`, recorded.",
+      0,
+    ),
     remaining: z.int().openapi({ description: "Units not reserved after the rebuild.", example: 885 }),
     pausedUntil: z.iso.datetime().openapi({
       description: "Buying waits until then, so order writes still in flight are counted first.",

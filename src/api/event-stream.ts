@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 
 /**
  * `Last-Event-ID`: sent by a reconnecting `EventSource` (or a `fetch` reader). The stream answers the
- * current state first, with ids above this one; a value that is not an id is ignored.
+ * current state first, with ids above this one, however large (src/realtime/event-ids.ts); a value that
+ * is not a number is ignored.
  */
 export const lastEventIdHeaders = z.object({
   "Last-Event-ID": z
@@ -11,7 +12,7 @@ export const lastEventIdHeaders = z.object({
     .openapi({
       param: { name: "Last-Event-ID", in: "header" },
       description:
-        "The id of the last event received, when reconnecting: the current state comes first, with higher ids.",
+        "The id of the last event received, when reconnecting: the current state comes first, with higher ids, whatever the id's size (a decimal integer of any length is compared exactly). A value that is not a number is ignored.",
       example: "1767261600123",
     }),
 });

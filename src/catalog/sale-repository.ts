@@ -85,3 +85,24 @@ export async function findAdjustment(db: Db, adjustmentId: string): Promise<numb
   const row = result.rows[0];
   return row ? Number(row.delta) : null;
 }
+
+/** An adjustment applied in Redis, as its ledger entry says (AdjustmentEntry, src/stock/ledger-entry.ts). */
+export type AppliedAdjustment = { id: string; delta: number; epoch: number };
+
+/**
+ * Records in Postgres the adjustments Redis applied but Postgres does not have (the request failed
+ * between the two stores and was not retried); those of an older epoch are skipped, since the rebuild
+ * that ended it replaced the Redis state that held them. Returns the ids recorded.
+ */
+export async function recordAppliedAdjustments(
+  deps: { db: Db },
+  saleId: string,
+  applied: AppliedAdjustment[],
+): Promise<string[]> {
+  const recorded: string[] = [];
+  for (const adjustment of applied) {
+    const outcome = await recordAdjustment(deps.db, saleId, adjustment);
+    if (outcome.kind === "recorded") recorded.push(adjustment.id);
+  }
+  return recorded;
+}

@@ -44,7 +44,7 @@ export function keepSame(previous: Frame | undefined, next: Frame): Frame {
 }
 
 /** One event as written on a stream: `event:`, the stream's own `id:`, and the shared data. */
-export function eventText(e: FrameEvent, id: number): string {
+export function eventText(e: FrameEvent, id: number | bigint): string {
   return `event: ${e.event}\nid: ${id}${e.tail}`;
 }
 

@@ -2,9 +2,9 @@ import type { BloomFilter } from "bloom-filters";
 import type { SaleRecord } from "../catalog/sale-record";
 import type { QueuedOrder } from "../stock/queued-order";
 import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
-import { createLeases, type Leases } from "./leases";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
+import { createStreamBudgets, type StreamBudgets } from "./stream-budgets";
 
 /** The catalog as this process loaded it: the Bloom filter of product tokens and its version. */
 export type LoadedCatalog = { filter: BloomFilter | null; version: string; checkedAt: number };
@@ -34,9 +34,14 @@ export type Memory = {
   /** the sale list shoppers poll, kept half a second (src/routes/sales.ts) */
   saleList: { cached: { at: number; sales: SaleRecord[] } | null };
   /** one upstream feed per kind of stream, whatever the number of watchers (src/realtime/) */
-  feeds: { sales: SharedSnapshot<Frame>; orders: SharedSnapshot<WatchedOrder>; stats: SharedSnapshot<Frame> };
-  /** the open event streams, for the stream cap (src/realtime/stream-slots.ts) */
-  streams: Leases;
+  feeds: {
+    sales: SharedSnapshot<Frame>;
+    saleList: SharedSnapshot<Frame>;
+    orders: SharedSnapshot<WatchedOrder>;
+    stats: SharedSnapshot<Frame>;
+  };
+  /** the open event streams, in their budgets (src/routes/event-streams.ts) */
+  streams: StreamBudgets;
 };
 
 /** How often the shopper feeds read the stores (from the settings). */
@@ -46,9 +51,9 @@ export type FeedTimings = { saleFeedMs: number; orderFeedMs: number };
 export const STATS_FEED_MS = 1_000;
 
 /**
- * How long a stream that stopped ticking still holds its slot: workerd drops the context of a request
- * whose client left without running its `finally`, so a slot is freed by going stale (a live stream
- * ticks every ≤ 500 ms, or waits ≤ 4 s on a blocked write before it drops itself).
+ * How long a stream that stopped ticking still holds its slot, for a runtime that drops a request
+ * without its abort signal or cancel reaching the stream (a live stream ticks every ≤ 500 ms, or waits
+ * ≤ 4 s on a blocked write before it drops itself). A disconnect normally frees the slot at once.
  */
 const STREAM_SLOT_STALE_MS = 6_000;
 
@@ -70,9 +75,10 @@ export function createMemory(t: FeedTimings): Memory {
     saleList: { cached: null },
     feeds: {
       sales: createSharedSnapshot<Frame>({ maxAgeMs: t.saleFeedMs, merge: keepSame }),
+      saleList: createSharedSnapshot<Frame>({ maxAgeMs: t.saleFeedMs, merge: keepSame }),
       orders: createSharedSnapshot<WatchedOrder>({ maxAgeMs: t.orderFeedMs, merge: keepOrder }),
       stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
     },
-    streams: createLeases(STREAM_SLOT_STALE_MS),
+    streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
   };
 }

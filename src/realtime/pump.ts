@@ -1,4 +1,5 @@
 import { eventText, type Frame } from "../memory/frame";
+import { type EventId, eventIdCounter } from "./event-ids";
 
 /**
  * One stream's loop, in its own request's context: writes the first frame at once, then every `tickMs`
@@ -23,7 +24,7 @@ export type EventSink = {
 
 export type PumpOptions = {
   first: Frame;
-  firstId: number;
+  firstId: EventId;
   /** The feed's current frame (memory only), or null to keep the last one written. */
   current(): Frame | null;
   /** Refreshes the shared snapshot with this stream's own I/O when it is due; cheap (no promise) when not. */
@@ -38,13 +39,6 @@ export type PumpOptions = {
 };
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** The id of a stream's first event: above the client's `Last-Event-ID`, and above the clock. */
-export function firstEventId(lastEventId: string | undefined, now: number): number {
-  const last = Number(lastEventId);
-  const valid = Number.isSafeInteger(last) && last >= 0 && last < 1e15;
-  return Math.max(valid ? last + 1 : 0, now);
-}
 
 export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"final" | "closed" | "slow"> {
   const now = o.now ?? Date.now;
@@ -84,9 +78,9 @@ export async function pumpEvents(sink: EventSink, o: PumpOptions): Promise<"fina
  */
 function eventWriter(
   sink: EventSink,
-  o: { firstId: number; now: () => number; sleep: (ms: number) => Promise<void>; writeTimeoutMs: number },
+  o: { firstId: EventId; now: () => number; sleep: (ms: number) => Promise<void>; writeTimeoutMs: number },
 ) {
-  let id = o.firstId;
+  const nextId = eventIdCounter(o.firstId);
   let lastVersion = Number.NaN;
   let lastWriteAt = o.now();
   let inFlight: Promise<unknown> | null = null;
@@ -113,7 +107,7 @@ function eventWriter(
       for (const e of frame.events) {
         if (lastKeys.get(e.event) === e.key) continue;
         lastKeys.set(e.event, e.key);
-        text += eventText(e, id++);
+        text += eventText(e, nextId());
       }
       if (text !== "") write(text, at);
     },

@@ -9,14 +9,19 @@ const HIGH_WATER_BYTES = 16 * 1024;
  * Bun): a write is a synchronous enqueue of the encoded text, and finishes at once while the reader keeps
  * up (less than HIGH_WATER_BYTES queued); past that it finishes when the runtime pulls again, so the pump
  * sees a slow reader and drops it. No transform stream, no per-write promise chain: with thousands of
- * streams in one process the writes are most of what a change costs.
+ * streams in one process the writes are most of what a change costs. `onCancel` runs when the reader
+ * cancels the body (the client left).
  *
  * @example
  * const { body, sink, end } = sseBody();
  * void pumpEvents(sink, options).finally(end);
  * return new Response(body, { headers: { "Content-Type": "text/event-stream" } });
  */
-export function sseBody(): { body: ReadableStream<Uint8Array>; sink: EventSink; end(): void } {
+export function sseBody(opts: { onCancel?: () => void } = {}): {
+  body: ReadableStream<Uint8Array>;
+  sink: EventSink;
+  end(): void;
+} {
   let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   let open = true;
   let waiting: (() => void) | null = null;
@@ -34,6 +39,7 @@ export function sseBody(): { body: ReadableStream<Uint8Array>; sink: EventSink; 
       cancel() {
         open = false;
         release();
+        opts.onCancel?.();
       },
     },
     { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { registerProductToken } from "../catalog/catalog";
 import { toMetaFields } from "../catalog/sale-record";
+import { type AppliedAdjustment, recordAppliedAdjustments } from "../catalog/sale-repository";
 import { withDb } from "../db/client";
 import type { RebuildDeps } from "../services";
 import { encodeLedgerEntry, ledgerFieldOf, type ReservationEntry } from "../stock/ledger-entry";
@@ -34,6 +35,8 @@ export type RebuildReport = {
   liveUnits: number;
   /** reservations Redis held that Postgres had not counted: kept, counted, republished */
   keptOrders: number;
+  /** stock adjustments Redis applied that Postgres had not recorded: kept, counted, recorded */
+  keptAdjustments: number;
   remaining: number;
   pausedUntil: string;
 };
@@ -47,7 +50,8 @@ export type RebuildReport = {
  * and a pause of `quietSeconds` (by the store's clock) during which order writes still in flight from
  * a lost Redis land and are counted (debit-stock.lua) before anyone can buy again. Reservations the
  * Redis being replaced still holds and Postgres has not counted (unpublished, in flight, or made while
- * this ran) are kept and counted by the script, then republished ({@link settleKeptOrders}).
+ * this ran) are kept and counted by the script, then republished ({@link settleKeptOrders}); so are the
+ * stock adjustments it applied that Postgres has not recorded (counted, then recorded).
  */
 export async function rebuildSale(
   deps: RebuildDeps,
@@ -56,16 +60,19 @@ export async function rebuildSale(
 ): Promise<RebuildReport | null> {
   const read = await advanceEpoch(deps, saleId);
   if (!read) return null;
-  const { sale, live, settled } = read;
+  const { sale, live } = read;
   const defer = deps.defer ?? ((p: Promise<unknown>) => void p.catch(() => {}));
   const pausedUntil = (await storeNow({ ...deps, defer })) + quietSeconds * 1000;
-  const state = stateOf(sale, live, settled, pausedUntil);
+  const state = stateOf(sale, live, read, pausedUntil);
   const replaced = await replaceSaleState(deps.redis, saleId, state);
-  const kept = replaced.kind === "rebuilt" ? replaced.kept : [];
+  const { kept, keptAdjustments } =
+    replaced.kind === "rebuilt" ? replaced : { kept: [], keptAdjustments: [] };
   await registerProductToken(deps, saleId, sale.product_token);
   deps.memory.soldOut.clear(saleId);
+  await recordKeptAdjustments(deps, saleId, keptAdjustments);
   await settleKeptOrders(deps, saleId, kept, sale.paused);
-  const stock = sale.initial_stock + sale.stock_adjustments;
+  const stock =
+    sale.initial_stock + sale.stock_adjustments + keptAdjustments.reduce((sum, a) => sum + a.delta, 0);
   const liveUnits = live.reduce((sum, o) => sum + o.quantity, 0);
   const keptUnits = kept.reduce((sum, o) => sum + o.quantity, 0);
   return {
@@ -75,21 +82,37 @@ export async function rebuildSale(
     liveOrders: live.length,
     liveUnits,
     keptOrders: kept.length,
+    keptAdjustments: keptAdjustments.length,
     remaining: stock - liveUnits - keptUnits,
     pausedUntil: new Date(pausedUntil).toISOString(),
   };
 }
 
 /**
+ * Records in Postgres the adjustments a rebuild kept (they are in the new Redis state, under the new
+ * epoch). A failure is left to the reconciliation, which records ledger entries Postgres lacks.
+ */
+async function recordKeptAdjustments(deps: RebuildDeps, saleId: string, kept: AppliedAdjustment[]) {
+  if (kept.length === 0) return;
+  await recordAppliedAdjustments(deps, saleId, kept).catch((error) =>
+    console.warn(
+      `rebuild of sale ${saleId}: ${kept.length} kept adjustment(s) left to the reconciliation`,
+      error,
+    ),
+  );
+}
+
+/**
  * In one Postgres transaction: the sale moves to a new epoch (its row is locked, so no order write
  * interleaves), expired and cancelled orders whose units had not come back are settled, and every live
- * order is counted in the new epoch. Null when there is no such sale.
+ * order is counted in the new epoch; the adjustments Postgres has recorded are read under the same
+ * row lock (the script keeps every other one the old Redis applied). Null when there is no such sale.
  */
 async function advanceEpoch(
   deps: RebuildDeps,
   saleId: string,
-): Promise<{ sale: SaleRow; live: LiveOrder[]; settled: string[] } | null> {
-  const [sales, settled, live] = await withDb(() =>
+): Promise<{ sale: SaleRow; live: LiveOrder[]; settled: string[]; recordedAdjustments: string[] } | null> {
+  const [sales, settled, live, adjustments] = await withDb(() =>
     deps.db.transaction([
       sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
       sql`with settled as (
@@ -104,15 +127,22 @@ async function advanceEpoch(
       sql`update orders set epoch = (select epoch from sales where id = ${saleId})
           where sale_id = ${saleId} and status in ('awaiting_payment', 'paid')
           returning id, user_id, quantity, created_at, expires_at`,
+      sql`select id from stock_adjustments where sale_id = ${saleId}`,
     ]),
   );
   const sale = (sales as SaleRow[])[0];
   if (!sale) return null;
-  return { sale, live: live as LiveOrder[], settled: (settled as { id: string }[]).map((r) => r.id) };
+  const ids = (rows: unknown) => (rows as { id: string }[]).map((r) => r.id);
+  return { sale, live: live as LiveOrder[], settled: ids(settled), recordedAdjustments: ids(adjustments) };
 }
 
 /** The sale's Redis state by Postgres: stock left, holdings, one reservation entry per live order, meta. */
-function stateOf(sale: SaleRow, live: LiveOrder[], settled: string[], pausedUntil: number): RebuiltState {
+function stateOf(
+  sale: SaleRow,
+  live: LiveOrder[],
+  read: { settled: string[]; recordedAdjustments: string[] },
+  pausedUntil: number,
+): RebuiltState {
   const stock = sale.initial_stock + sale.stock_adjustments;
   const holdings: Record<string, number> = {};
   const ledger: Record<string, string> = {};
@@ -149,5 +179,6 @@ function stateOf(sale: SaleRow, live: LiveOrder[], settled: string[], pausedUnti
     recoveringUntil: String(pausedUntil),
   };
   const liveUnits = live.reduce((sum, o) => sum + o.quantity, 0);
-  return { meta, remaining: stock - liveUnits, holdings, ledger, settled };
+  const { settled, recordedAdjustments } = read;
+  return { meta, remaining: stock - liveUnits, holdings, ledger, settled, recordedAdjustments };
 }

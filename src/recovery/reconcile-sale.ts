@@ -1,8 +1,11 @@
 import { sql } from "drizzle-orm";
-import { setSalePausedInDb } from "../catalog/sale-repository";
+import {
+  type AppliedAdjustment,
+  recordAppliedAdjustments,
+  setSalePausedInDb,
+} from "../catalog/sale-repository";
 import { withDb } from "../db/client";
 import { enqueueOrders } from "../orders/enqueue-order";
-import { type AppliedAdjustment, recordAppliedAdjustments } from "../sales/stock-adjustment";
 import type { Deps } from "../services";
 import { saleKeys } from "../stock/keys";
 import {

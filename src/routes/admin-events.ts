@@ -26,7 +26,7 @@ const operatorEvents = createRoute({
   tags: ["Realtime"],
   security: OPERATOR,
   summary: "A sale's figures as they change (Server-Sent Events)",
-  description: `A \`text/event-stream\` for the operator page. \`event: stats\` carries the body of \`GET /api/admin/sales/{saleId}/stats\` (SaleStats) and \`event: timeline\` the body of \`GET /api/admin/sales/{saleId}/timeline\` (Timeline): both at once on connect, then each whenever it changes (read at most once a second, shared by every operator page this server streams to). Every event has an increasing \`id:\`; a \`: ping\` comment comes after 10 s without events (REALTIME_PING_MS). A client reconnecting with \`Last-Event-ID\` gets the current state first, with ids above it. It needs the operator token in a header, so pages read it with \`fetch\` rather than \`EventSource\`. Errors (401, 404, 503 when this server streams too many) come as JSON before the stream starts.`,
+  description: `A \`text/event-stream\` for the operator page. \`event: stats\` carries the body of \`GET /api/admin/sales/{saleId}/stats\` (SaleStats) and \`event: timeline\` the body of \`GET /api/admin/sales/{saleId}/timeline\` (Timeline): both at once on connect, then each whenever it changes (read at most once a second, shared by every operator page this server streams to). Every event has an increasing \`id:\`; a \`: ping\` comment comes after REALTIME_PING_MS without events (10 s on Deno and Bun, 500 ms on Workers, where a write is how a disconnect is noticed). A client reconnecting with \`Last-Event-ID\` gets the current state first, with ids above it. It needs the operator token in a header, so pages read it with \`fetch\` rather than \`EventSource\`. Errors (401, 404, 503 when a store is unavailable) come as JSON before the stream starts; it is never refused for the number of streams open (the shoppers' stream budgets do not apply to it).`,
   request: {
     params: saleIdParam,
     headers: z.object({
@@ -61,13 +61,14 @@ const operatorEvents = createRoute({
 /**
  * `GET /api/admin/sales/:saleId/events` (operator token, checked by the app for `/api/admin/*`):
  * `event: stats` and `event: timeline`, at once and then whenever they change, read through the
- * isolate's one operator feed (realtime/stats-feed.ts). Counted against `REALTIME_MAX_STREAMS` like
- * the shoppers' streams.
+ * isolate's one operator feed (realtime/stats-feed.ts). Always served: no shopper's stream budget
+ * applies to it.
  */
 export const adminEventRoutes = apiRouter().openapi(operatorEvents, async (c) => {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
   return frameStream(c, d, {
+    kind: "operator",
     feed: d.memory.feeds.stats,
     key: saleId,
     exists: async () => (await readSale(d.redis, saleId)) !== null,

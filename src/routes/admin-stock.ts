@@ -16,6 +16,17 @@ import { ApiError, StoreUnavailableError } from "../errors";
 import { type AdjustmentResult, applyStockAdjustment } from "../sales/stock-adjustment";
 import { existingSale } from "./admin";
 
+const unavailable = errorResponses("UNAVAILABLE")[503] as ReturnType<typeof errorResponses>[number] & {
+  headers: Record<string, unknown>;
+};
+
+/** The key the adjustment went under: the request's, or the one the server made up for it. */
+const keyHeader = {
+  description:
+    "The adjustment's Idempotency-Key: the request's, or one the server made up when it sent none. Send the adjustment again with it to apply it once.",
+  schema: { type: "string" as const, example: "2b1f0c7e-6a1d-4f3e-9c55-0d3a8e1b7f42" },
+};
+
 export const adjustStockRoute = createRoute({
   method: "post",
   path: "/sales/{saleId}/stock",
@@ -23,7 +34,7 @@ export const adjustStockRoute = createRoute({
   security: OPERATOR,
   summary: "Add or remove stock",
   description:
-    "Grows or shrinks the stock, live sales included, never below what is reserved (409 CONFLICT with `remaining`, the most that can be removed). With an `Idempotency-Key` a retried adjustment is applied once, whatever failed in between; without one, a 503 cannot say whether it was applied. The body (at most 16 KiB) is read as JSON whatever its Content-Type.",
+    "Grows or shrinks the stock, live sales included, never below what is reserved (409 CONFLICT with `remaining`, the most that can be removed). With an `Idempotency-Key` a retried adjustment is applied once, whatever failed in between. Without one the server makes one up and answers it in the `Idempotency-Key` response header: after a 503, sending the adjustment again with that key applies it once. An adjustment a 503 left applied in Redis only is recorded in Postgres by the reconciliation or the next rebuild, never dropped or counted twice. The body (at most 16 KiB) is read as JSON whatever its Content-Type.",
   middleware: [jsonBody({ maxBytes: MAX_ADMIN_BODY_BYTES })] as const,
   request: {
     params: saleIdParam,
@@ -31,15 +42,19 @@ export const adjustStockRoute = createRoute({
     body: { required: true, content: { "application/json": { schema: stockBodySchema } } },
   },
   responses: {
-    200: json("The sale with its new stock and remaining units.", operatorSaleSchema),
-    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "UNKNOWN_SALE", "CONFLICT", "UNAVAILABLE"),
+    200: {
+      ...json("The sale with its new stock and remaining units.", operatorSaleSchema),
+      headers: { "Idempotency-Key": keyHeader },
+    },
+    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "UNKNOWN_SALE", "CONFLICT"),
+    503: { ...unavailable, headers: { ...unavailable.headers, "Idempotency-Key": keyHeader } },
   },
 });
 
 type Refusal =
   | Exclude<AdjustmentResult, { kind: "applied" }>
-  /** an adjustment without a key that met a store failure: it may have been applied */
-  | { kind: "outcome_unknown" };
+  /** an adjustment sent without a key that met a store failure: it may have been applied */
+  | { kind: "outcome_unknown"; key: string };
 
 /** The one table from a refused stock adjustment to the contract's error. */
 function refusal(r: Refusal): ApiError {
@@ -57,12 +72,19 @@ function refusal(r: Refusal): ApiError {
         { details: { appliedDelta: r.appliedDelta } },
       );
     case "not_initialised":
+      return new ApiError("UNAVAILABLE", "The sale is being restored; nothing was adjusted.", {
+        retryAfterSeconds: 2,
+      });
     case "rebuilding":
-      return new ApiError("UNAVAILABLE", "The sale is being restored.", { retryAfterSeconds: 2 });
+      return new ApiError(
+        "UNAVAILABLE",
+        "The sale is being restored; the adjustment may have been applied (the rebuild then records it). Send it again with the same Idempotency-Key to apply it once.",
+        { retryAfterSeconds: 2 },
+      );
     case "outcome_unknown":
       return new ApiError(
         "UNAVAILABLE",
-        "A store is temporarily unavailable; the adjustment may have been applied (the reconciliation then records it). Send it with an Idempotency-Key to retry it safely.",
+        `A store is temporarily unavailable; the adjustment may have been applied (the reconciliation or the next rebuild then records it). Send it again with Idempotency-Key: ${r.key} (this answer's header) to apply it once.`,
         { retryAfterSeconds: 2 },
       );
   }
@@ -71,17 +93,20 @@ function refusal(r: Refusal): ApiError {
 /**
  * `POST /api/admin/sales/:saleId/stock {"delta"}` (operator token, checked by the app): applies the
  * adjustment once per Idempotency-Key in both stores (sale/stock-adjustment.ts) and answers the sale
- * with its new figures. A store failure without a key cannot be retried safely, and says so.
+ * with its new figures. A request without a key gets one made up (a random UUID), so every adjustment
+ * takes the keyed path; the key is answered in the `Idempotency-Key` header, for a safe retry.
  */
 export const adminStockRoutes = apiRouter().openapi(adjustStockRoute, async (c) => {
   const d = deps(c);
   const { delta } = c.req.valid("json");
-  const idempotencyKey = c.req.valid("header")["Idempotency-Key"] ?? null;
+  const sent = c.req.valid("header")["Idempotency-Key"] ?? null;
+  const idempotencyKey = sent ?? crypto.randomUUID();
+  c.header("Idempotency-Key", idempotencyKey);
   const sale = await existingSale(d, c.req.valid("param").saleId);
   const outcome = await applyStockAdjustment(d, sale, { delta, idempotencyKey }).catch(
     (error: unknown): Refusal => {
-      if (idempotencyKey !== null || !(error instanceof StoreUnavailableError)) throw error;
-      return { kind: "outcome_unknown" };
+      if (sent !== null || !(error instanceof StoreUnavailableError)) throw error;
+      return { kind: "outcome_unknown", key: idempotencyKey };
     },
   );
   if (outcome.kind !== "applied") throw refusal(outcome);

@@ -105,6 +105,14 @@ function refusal(outcome: Exclude<BuyOutcome, { kind: "accepted" }>): ApiError {
       return new ApiError("SALE_ENDED", "The sale has ended.");
     case "paused":
       return new ApiError("SALE_PAUSED", "The sale is paused by the shop; try again later.");
+    case "restoring":
+      return new ApiError(
+        "UNAVAILABLE",
+        "The sale is being restored; nothing was reserved. Try again shortly.",
+        {
+          retryAfterSeconds: outcome.retryAfterMs / 1000,
+        },
+      );
     case "already_purchased":
       return new ApiError("ALREADY_PURCHASED", "You already hold the most units one shopper may buy.", {
         details: { held: outcome.held },

@@ -1,27 +1,53 @@
+import { clientIp } from "../buy/attempt";
 import type { AppContext, Deps } from "../context";
 import { ApiError } from "../errors";
 import type { Frame } from "../memory/frame";
 import type { Lease } from "../memory/leases";
 import type { SharedSnapshot } from "../memory/shared-snapshot";
-import { firstEventId, type PumpOptions, pumpEvents } from "../realtime/pump";
+import type { StreamKind } from "../memory/stream-budgets";
+import { firstEventId } from "../realtime/event-ids";
+import { type PumpOptions, pumpEvents } from "../realtime/pump";
 import { sseBody } from "../realtime/sse-body";
-import { takeStreamSlot } from "../realtime/stream-slots";
 
 const WRITE_TIMEOUT_MS = 4_000;
 
-/** A slot for one more stream, or 503 UNAVAILABLE with Retry-After (before any stream starts). */
-export function slotFor(d: Deps): Lease {
-  const slot = takeStreamSlot(d.memory.streams, d.config.REALTIME_MAX_STREAMS, d.now);
-  if (!slot)
-    throw new ApiError("UNAVAILABLE", "Too many live streams here right now; poll or retry shortly.", {
-      retryAfterSeconds: 5,
-    });
+const REFUSED = {
+  total: "Too many live streams here right now; poll or retry shortly.",
+  client: "Too many live streams for you right now; close one, or poll and retry shortly.",
+} as const;
+
+/**
+ * A slot for one more stream of `kind`, within its budget (the contract's Realtime: sale streams per
+ * client address, order streams per user, the operator's always), or 503 UNAVAILABLE with Retry-After
+ * before any stream starts.
+ */
+export function slotFor(c: AppContext, d: Deps, kind: StreamKind): Lease {
+  const { config, memory } = d;
+  const slot =
+    kind === "operator"
+      ? memory.streams.take(kind, "operator", null, d.now)
+      : kind === "order"
+        ? memory.streams.take(
+            kind,
+            c.get("userId"),
+            { total: config.REALTIME_MAX_ORDER_STREAMS, perClient: config.REALTIME_MAX_STREAMS_PER_USER },
+            d.now,
+          )
+        : memory.streams.take(
+            kind,
+            clientIp(c.get("clientIp")),
+            { total: config.REALTIME_MAX_STREAMS, perClient: config.REALTIME_MAX_STREAMS_PER_IP },
+            d.now,
+          );
+  if ("refused" in slot) throw new ApiError("UNAVAILABLE", REFUSED[slot.refused], { retryAfterSeconds: 5 });
   return slot;
 }
 
 /**
  * Streams `opts` as Server-Sent Events on this request's own loop (see realtime/pump.ts); the leases are
- * touched on every tick and released when the stream ends.
+ * touched on every tick and released when the stream ends, or at once when the client leaves (the
+ * request's abort signal, or the body's cancel: on workerd the request may be dropped without the
+ * loop ever running again).
  */
 export function eventStream(
   c: AppContext,
@@ -29,7 +55,16 @@ export function eventStream(
   leases: Lease[],
   opts: Pick<PumpOptions, "first" | "current" | "refresh">,
 ): Response {
-  const { body, sink, end } = sseBody();
+  const release = () => {
+    for (const l of leases) l.release();
+  };
+  const { body, sink, end } = sseBody({ onCancel: release });
+  const signal = c.req.raw.signal as AbortSignal | undefined;
+  const gone = () => {
+    release();
+    sink.abort();
+  };
+  signal?.addEventListener("abort", gone, { once: true });
   const pumping = pumpEvents(sink, {
     ...opts,
     firstId: firstEventId(c.req.header("Last-Event-ID"), Date.now()),
@@ -42,7 +77,8 @@ export function eventStream(
   })
     .catch((error: unknown) => console.error("event stream", error))
     .finally(() => {
-      for (const l of leases) l.release();
+      signal?.removeEventListener("abort", gone);
+      release();
       end();
     });
   // not handed to waitUntil / the task set: a stream lives as long as its client, and must not hold a
@@ -62,14 +98,15 @@ export async function holding<T>(leases: Lease[], open: () => Promise<T>): Promi
 }
 
 /**
- * Streams one key of a shared feed of frames: its frame at once (read here, with this request's own I/O,
- * when the feed has none fresh; `unknown` when there is nothing to read), then every change the feed
- * picks up. Holds a stream slot and a watch on the key while it runs.
+ * Streams one key of a shared feed of frames, holding a slot of `kind`: its frame at once (read here,
+ * with this request's own I/O, when the feed has none fresh; `unknown` when there is nothing to read),
+ * then every change the feed picks up.
  */
 export async function frameStream(
   c: AppContext,
   d: Deps,
   o: {
+    kind: StreamKind;
     feed: SharedSnapshot<Frame>;
     key: string;
     readOne: () => Promise<Frame | undefined>;
@@ -80,7 +117,7 @@ export async function frameStream(
   },
 ): Promise<Response> {
   const { feed, key } = o;
-  const leases = [slotFor(d), feed.watch(key, d.now)];
+  const leases = [slotFor(c, d, o.kind), feed.watch(key, d.now)];
   const first = await holding(leases, async () => {
     if (o.exists && !(await o.exists())) throw o.unknown();
     if (!feed.getFresh(key, d.now)) {

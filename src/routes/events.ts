@@ -20,7 +20,7 @@ const saleEvents = createRoute({
   tags: ["Realtime"],
   summary: "A sale's changes, live",
   description:
-    "One `sale` event at once on connect, then on every change of `status`, and of `remaining` at least once a second while it changes.",
+    "One `sale` event at once on connect, then on every change of `status`, and of `remaining` at least once a second while it changes. Sale streams have a budget of their own per server (REALTIME_MAX_STREAMS) and per client address (REALTIME_MAX_STREAMS_PER_IP): past either, 503 UNAVAILABLE with Retry-After (poll meanwhile).",
   request: { params: saleIdParam, headers: lastEventIdHeaders },
   responses: {
     200: eventStreamResponse(
@@ -40,6 +40,7 @@ export const saleEventRoutes = apiRouter().openapi(saleEvents, async (c) => {
   const { saleId } = c.req.valid("param");
   const clock = () => storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   return frameStream(c, d, {
+    kind: "sale",
     feed: d.memory.feeds.sales,
     key: saleId,
     readOne: async () => (await readSaleFrames(d.redis, [saleId], clock)).get(saleId),
@@ -56,7 +57,7 @@ const orderEvents = createRoute({
   tags: ["Realtime"],
   summary: "An order's status, live",
   description:
-    "Owner only (anyone else gets 404 UNKNOWN_ORDER before a stream starts). One `order` event at once, then one per status change; the stream ends after `paid`, `expired` or `cancelled`. `EventSource` cannot send the `Authorization` header: read it with `fetch`.",
+    "Owner only (anyone else gets 404 UNKNOWN_ORDER before a stream starts). One `order` event at once, then one per status change; the stream ends after `paid`, `expired` or `cancelled`. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Order streams have a budget apart from the sale streams', per server (REALTIME_MAX_ORDER_STREAMS) and per shopper (REALTIME_MAX_STREAMS_PER_USER): past either, 503 UNAVAILABLE with Retry-After.",
   security: SHOPPER,
   middleware: [shopperAuth({ settings: (c) => configOf(c) })] as const,
   request: { params: orderIdParam, headers: lastEventIdHeaders },
@@ -79,7 +80,7 @@ export const orderEventRoutes = apiRouter().openapi(orderEvents, async (c) => {
   const userId = c.get("userId");
   if (!saleIdOfOrder(orderId)) throw unknownOrder();
   const feed = d.memory.feeds.orders;
-  const leases = [slotFor(d), feed.watch(orderId, d.now)];
+  const leases = [slotFor(c, d, "order"), feed.watch(orderId, d.now)];
   const first = await holding(leases, async () => {
     if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
       const read = (await readOrders(d, ordersOf([orderId]))).get(orderId);

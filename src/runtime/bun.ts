@@ -1,4 +1,5 @@
 import { serveStatic } from "hono/bun";
+import { streamDefaultSettings } from "../stream-defaults";
 import { createServerEngine } from "./server";
 
 /**
@@ -9,6 +10,7 @@ import { createServerEngine } from "./server";
 const engine = createServerEngine(Bun.env, {
   headersFile: await Bun.file(`${Bun.env.PUBLIC_DIR ?? "public"}/_headers`).text(),
   serveStatic,
+  defaults: streamDefaultSettings("bun"),
 });
 const { settings } = engine;
 const server = Bun.serve({

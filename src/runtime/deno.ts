@@ -1,4 +1,5 @@
 import { serveStatic } from "hono/deno";
+import { streamDefaultSettings } from "../stream-defaults";
 import { createServerEngine } from "./server";
 
 /**
@@ -10,6 +11,7 @@ import { createServerEngine } from "./server";
 const engine = createServerEngine(Deno.env.toObject(), {
   headersFile: await Deno.readTextFile(`${Deno.env.get("PUBLIC_DIR") ?? "public"}/_headers`),
   serveStatic,
+  defaults: streamDefaultSettings("deno"),
 });
 const { settings } = engine;
 const server = Deno.serve(

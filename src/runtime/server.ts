@@ -26,10 +26,15 @@ export type SocketInfo = { remoteAddress?: string };
  */
 export function createServerEngine(
   env: Record<string, string | undefined>,
-  options: { headersFile: string; serveStatic: (options: ServeStaticOptions) => MiddlewareHandler },
+  options: {
+    headersFile: string;
+    serveStatic: (options: ServeStaticOptions) => MiddlewareHandler;
+    /** this runtime's defaults for engine settings the environment leaves unset (stream budgets) */
+    defaults?: Record<string, string>;
+  },
 ) {
   const settings: ServerSettings = readServerSettings(env);
-  const services = createServices(readConfig(env as unknown as Env), {
+  const services = createServices(readConfig({ ...options.defaults, ...env } as unknown as Env), {
     tcp: { redis: (url) => connectRedisTcp(url), postgres: (url) => connectPostgresTcp(url) },
   });
   console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);

@@ -11,9 +11,6 @@ export type AdjustmentResult =
   | { kind: "not_initialised" }
   | { kind: "rebuilding" };
 
-/** An adjustment applied in Redis, as its ledger entry says (AdjustmentEntry, src/stock/ledger-entry.ts). */
-export type AppliedAdjustment = { id: string; delta: number; epoch: number };
-
 /**
  * The adjustment id of an Idempotency-Key: `k` + SHA-256 of the JSON pair (saleId, key), so keys never
  * meet across sales or collide with generated ids (`a` + 16 base36 characters).
@@ -29,7 +26,7 @@ export async function adjustmentIdForKey(saleId: string, key: string): Promise<s
  * adjustment it recorded is done, even after its Redis ledger entry was trimmed); Redis applies it
  * once per id and says in which generation (epoch); Postgres then records it against that epoch, in
  * the same row lock a rebuild takes to move the epoch on. So a failure anywhere leaves at most the
- * Redis half, which a retry with the same id (or the reconciliation, {@link recordAppliedAdjustments})
+ * Redis half, which a retry with the same id (or the reconciliation, `recordAppliedAdjustments` in catalog/sale-repository.ts)
  * completes, and a concurrent rebuild either counts the recorded adjustment or replaces the Redis
  * state that held it (then the answer is `rebuilding`, and a retry applies it afresh).
  */
@@ -59,22 +56,4 @@ export async function applyStockAdjustment(
   if (recorded.kind === "already_recorded" && recorded.delta !== delta)
     return { kind: "key_reused", appliedDelta: recorded.delta };
   return { kind: "applied", remaining: outcome.remaining, stock: outcome.stock };
-}
-
-/**
- * Records in Postgres the adjustments Redis applied but Postgres does not have (the request failed
- * between the two stores and was not retried); those of an older epoch are skipped, since the rebuild
- * that ended it replaced the Redis state that held them. Returns the ids recorded.
- */
-export async function recordAppliedAdjustments(
-  deps: Pick<Deps, "db">,
-  saleId: string,
-  applied: AppliedAdjustment[],
-): Promise<string[]> {
-  const recorded: string[] = [];
-  for (const adjustment of applied) {
-    const outcome = await recordAdjustment(deps.db, saleId, adjustment);
-    if (outcome.kind === "recorded") recorded.push(adjustment.id);
-  }
-  return recorded;
 }

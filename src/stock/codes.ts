@@ -42,6 +42,8 @@ export const ScriptCode = {
   ALREADY_EXISTS: 20,
   /** The lock is not held by this caller's token: nothing deleted. */
   NOT_HELD: 21,
+  /** The sale is in a rebuild's quiet period after a store loss (not an operator's pause): nothing reserved. */
+  RESTORING: 22,
 } as const;
 
 export type ScriptCodeName = keyof typeof ScriptCode;

@@ -8,7 +8,7 @@
  *                                  rebuildSale (`rebuilt`); `claimed` is set by reserve-stock.lua
  *   "x:<orderId>"       restore    restore-stock.lua; void-reservation.lua and a re-run's refusal in
  *                                  reserve-stock.lua (reason "void"; `counted: false`: a tombstone)
- *   "a:<adjustmentId>"  adjust     adjust-stock.lua
+ *   "a:<adjustmentId>"  adjust     adjust-stock.lua; rebuild-sale.lua (`kept`: not yet recorded in Postgres)
  *
  * Every entry carries its `type` and id, which agree with its field (the scripts look entries up by
  * field and never read `type`). Times are epoch ms; `before`/`after` are the units remaining around
@@ -71,6 +71,8 @@ const adjustmentSchema = z.object({
   after: units,
   at: ms,
   epoch: z.number().optional(),
+  /** applied in a Redis a rebuild replaced, not yet recorded in Postgres: carried into the new epoch */
+  kept: z.boolean().optional(),
 });
 
 const ledgerEntrySchema = z.discriminatedUnion("type", [reservationSchema, restoreSchema, adjustmentSchema]);

@@ -3,13 +3,14 @@ import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
 import { codeOf, type ScriptReply } from "./codes";
 import { saleKeys } from "./keys";
+import { parseLedgerEntry } from "./ledger-entry";
 import { parseQueuedOrder, type QueuedOrder } from "./queued-order";
 import { defineScript, runScript } from "./script";
 
 export const rebuildSaleScript = defineScript(
   "rebuild-sale",
   rebuildSaleLua,
-  "9f40507920a980434d01a251b2faf37433bf553a",
+  "7c7269ed249c99e68695814b332e629fce365b53",
 );
 
 /** A sale's Redis state as computed from Postgres (see src/recovery/rebuild.ts). */
@@ -22,18 +23,24 @@ export type RebuiltState = {
   ledger: Record<string, string>;
   /** orders Postgres holds as final and this rebuild settled */
   settled: string[];
+  /** the adjustment ids Postgres has recorded (the script keeps every other one the old state applied) */
+  recordedAdjustments: string[];
 };
+
+/** A stock adjustment the old state applied that Postgres had not recorded, as the new ledger holds it. */
+export type KeptAdjustment = { id: string; delta: number; epoch: number };
 
 /**
  * Replaces the sale's Redis state in one step (rebuild-sale.lua). `rebuilt` with the queued orders the
- * old state held that Postgres had not counted (kept and counted in the new state), or `stale` when a
- * newer rebuild is already in place (nothing changed).
+ * old state held that Postgres had not counted and the adjustments it applied that Postgres had not
+ * recorded (both kept and counted in the new state), or `stale` when a newer rebuild is already in place
+ * (nothing changed).
  */
 export async function replaceSaleState(
   redis: Redis,
   saleId: string,
   state: RebuiltState,
-): Promise<{ kind: "rebuilt"; kept: QueuedOrder[] } | { kind: "stale" }> {
+): Promise<{ kind: "rebuilt"; kept: QueuedOrder[]; keptAdjustments: KeptAdjustment[] } | { kind: "stale" }> {
   const k = saleKeys(saleId);
   const reply = await withRedis(() =>
     runScript<ScriptReply>(
@@ -46,14 +53,23 @@ export async function replaceSaleState(
         JSON.stringify(state.holdings),
         JSON.stringify(state.ledger),
         JSON.stringify(state.settled),
+        JSON.stringify(state.recordedAdjustments),
       ],
     ),
   );
   if (codeOf("rebuild-sale", reply, ["OK", "STALE"] as const) === "STALE") return { kind: "stale" };
   const kept: QueuedOrder[] = [];
+  const keptAdjustments: KeptAdjustment[] = [];
   for (let i = 1; i + 1 < reply.length; i += 2) {
+    // order ids never start with "a:": those fields are kept adjustments, with their new entry
+    if (String(reply[i]).startsWith("a:")) {
+      const entry = parseLedgerEntry(String(reply[i + 1]));
+      if (entry?.type === "adjust")
+        keptAdjustments.push({ id: entry.adjustmentId, delta: entry.delta, epoch: entry.epoch ?? 1 });
+      continue;
+    }
     const order = parseQueuedOrder(saleId, String(reply[i + 1]));
     if (order) kept.push(order);
   }
-  return { kind: "rebuilt", kept };
+  return { kind: "rebuilt", kept, keptAdjustments };
 }

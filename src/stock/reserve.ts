@@ -9,7 +9,7 @@ import { TIMELINE_TTL_SECONDS } from "./timeline";
 export const reserveStockScript = defineScript(
   "reserve-stock",
   reserveStockLua,
-  "19c6ff05d6813ef1a39e0a3979e895f4b8277597",
+  "d51f9318493453a67e03cd073e3fb9f6df70e281",
 );
 
 export type ReserveRequest = {
@@ -44,7 +44,10 @@ export type ReserveOutcome =
   | { kind: "rate_limited"; retryAfterMs: number }
   | { kind: "not_started" }
   | { kind: "ended" }
+  /** paused by an operator */
   | { kind: "paused" }
+  /** in a rebuild's quiet period after a store loss (not an operator's pause): buy again after `retryAfterMs` */
+  | { kind: "restoring"; retryAfterMs: number }
   | { kind: "already_purchased"; held: number }
   | { kind: "limit_exceeded"; mayStillBuy: number }
   | { kind: "insufficient_stock"; remaining: number }
@@ -89,6 +92,7 @@ const CODES = [
   "INSUFFICIENT_STOCK",
   "SOLD_OUT",
   "VOIDED",
+  "RESTORING",
 ] as const;
 
 /** The one place reserve-stock.lua's replies are read (see the script's header). */
@@ -126,6 +130,8 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
       return Number(b ?? 0) === 1 ? { kind: "sold_out", replay: true } : { kind: "sold_out" };
     case "VOIDED":
       return { kind: "voided" };
+    case "RESTORING":
+      return { kind: "restoring", retryAfterMs: Number(a) };
   }
 }
 

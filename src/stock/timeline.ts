@@ -18,6 +18,7 @@ const OUTCOMES: Record<string, string> = {
   [ScriptCode.LIMIT_EXCEEDED]: "limited",
   [ScriptCode.INSUFFICIENT_STOCK]: "soldOut",
   [ScriptCode.SOLD_OUT]: "soldOut",
+  [ScriptCode.RESTORING]: "restoring",
 };
 
 export type TimelinePoint = { second: number; counts: Record<string, number> };

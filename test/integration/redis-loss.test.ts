@@ -19,6 +19,30 @@ afterEach(() => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 
+/** Waits until a rebuild has written the sale back into Redis (its meta has an epoch again). */
+async function rebuilt(saleId: string): Promise<void> {
+  for (let i = 0; i < 100 && !(await app.redis.hget(saleKeys(saleId).meta, "epoch")); i++) await sleep(100);
+  expect(await app.redis.hget(saleKeys(saleId).meta, "epoch")).not.toBeNull();
+}
+
+/** A buy refused because the sale is being restored: 503 UNAVAILABLE with Retry-After, not SALE_PAUSED. */
+async function expectRestoring(res: { status: number; body: Record<string, unknown>; headers: Headers }) {
+  expect([res.status, code(res.body)]).toEqual([503, "UNAVAILABLE"]);
+  const retryAfter = Number(res.headers.get("Retry-After"));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(5); // RECOVERY_QUIET_SECONDS here
+}
+
+/** Waits for the rebuilt sale's quiet period to end (the shopper view stops saying paused). */
+async function settled(saleId: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const meta = await app.redis.hget(saleKeys(saleId).meta, "recoveringUntil");
+    if (Number(meta ?? 0) < Date.now() - 200) return;
+    await sleep(100);
+  }
+}
+
 describe("Redis restarted empty mid-sale (the failover case)", () => {
   it("stops selling, rebuilds from Postgres plus the jobs in flight, resumes, and never sells a unit twice", async () => {
     const stock = 40;
@@ -41,18 +65,13 @@ describe("Redis restarted empty mid-sale (the failover case)", () => {
     await app.stack.redis.restart({ empty: true });
     await app.reconnect();
 
-    // the sale is not sold from an empty Redis: 503 while nothing is there, then paused while it settles
+    // the sale is not sold from an empty Redis: 503 while nothing is there, and 503 while it settles
     const during = await buy("during", 1);
-    expect([503, 409]).toContain(during.status);
-    expect(["UNAVAILABLE", "SALE_PAUSED"]).toContain(code(during.body));
-    // recovery runs in the background of that request and in the cron; until it is in Redis: 503
+    expect([during.status, code(during.body)]).toEqual([503, "UNAVAILABLE"]);
+    // recovery runs in the background of that request and in the cron
     await app.worker.scheduled();
-    let recovering = await buy("during", 1);
-    for (let i = 0; i < 50 && recovering.status === 503; i++) {
-      await sleep(100);
-      recovering = await buy("during", 1);
-    }
-    expect([recovering.status, code(recovering.body)]).toEqual([409, "SALE_PAUSED"]);
+    await rebuilt(sale.saleId);
+    await expectRestoring(await buy("during", 1));
     expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe(String(stock - 20));
 
     // the writes in flight land and are counted in the rebuilt Redis
@@ -90,6 +109,48 @@ describe("Redis restarted empty mid-sale (the failover case)", () => {
       ordersWithoutReservation: [],
       paused: false,
     });
+  });
+
+  it("a restore is 503 with Retry-After, not SALE_PAUSED; an operator's pause stays one through and after it", async () => {
+    const sale = await app.api.createSale({ stock: 10, perUserLimit: 2 });
+    expect((await app.api.buy(sale.productToken, "q-before", 1)).status).toBe(202);
+    await app.drain();
+    await app.stack.redis.restart({ empty: true });
+    await app.reconnect();
+    const lost = await app.api.buy(sale.productToken, "q-other", 1);
+    expect([lost.status, code(lost.body)]).toEqual([503, "UNAVAILABLE"]);
+    await app.worker.scheduled();
+    await rebuilt(sale.saleId);
+    // a keyed attempt during the restore is not remembered as that key's answer
+    const keyed = await app.api.buy(sale.productToken, "q-keyed", 1, { "Idempotency-Key": "restore-1" });
+    await expectRestoring(keyed);
+    await expectRestoring(await app.api.buy(sale.productToken, "q-other", 1));
+
+    // the operator pauses while the sale is being restored: that is the operator's pause
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/pause`)).status).toBe(200);
+    const paused = await app.api.buy(sale.productToken, "q-other", 1);
+    expect([paused.status, code(paused.body)]).toEqual([409, "SALE_PAUSED"]);
+    await settled(sale.saleId);
+    const stillPaused = await app.api.buy(sale.productToken, "q-other", 1);
+    expect([stillPaused.status, code(stillPaused.body)]).toEqual([409, "SALE_PAUSED"]);
+
+    // an operator rebuild of a paused sale: paused during its quiet period and after it
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/rebuild`)).status).toBe(200);
+    const inQuiet = await app.api.buy(sale.productToken, "q-other", 1);
+    expect([inQuiet.status, code(inQuiet.body)]).toEqual([409, "SALE_PAUSED"]);
+    await settled(sale.saleId);
+    const after = await app.api.buy(sale.productToken, "q-other", 1);
+    expect([after.status, code(after.body)]).toEqual([409, "SALE_PAUSED"]);
+
+    // resumed during a quiet period: 503 until it ends, then the keyed attempt buys
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/rebuild`)).status).toBe(200);
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/resume`)).status).toBe(200);
+    await expectRestoring(await app.api.buy(sale.productToken, "q-other", 1));
+    await settled(sale.saleId);
+    const retried = await app.api.buy(sale.productToken, "q-keyed", 1, { "Idempotency-Key": "restore-1" });
+    expect(retried.status).toBe(202);
+    await app.drain();
+    expect((await app.api.stats(sale.saleId)).body).toMatchObject({ remaining: 8, invariantHolds: true });
   });
 
   it("a replica that was behind takes over: the order writes count the lost reservations again, once", async () => {

@@ -142,7 +142,7 @@ describe("operator stock adjustments across store failures", () => {
     expect(await figures(sale.saleId)).toMatchObject({ redisStock: 9, redisRemaining: 9, dbStock: 9 });
   });
 
-  it("a rebuild between the two halves: the Redis half is replaced, never recorded late, and a retry applies it once", async () => {
+  it("a rebuild between the two halves keeps the Redis half and records it once; a retry changes nothing", async () => {
     const sale = await app.api.createSale({ stock: 5 });
     await failAdjustmentWrites(true);
     try {
@@ -159,9 +159,100 @@ describe("operator stock adjustments across store failures", () => {
     });
     expect((await figures(sale.saleId)).dbStock).toBe(5);
     await rebuild(sale.saleId);
-    expect(await figures(sale.saleId)).toMatchObject({ redisStock: 5, redisRemaining: 5, dbStock: 5 });
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 8,
+      redisRemaining: 8,
+      dbStock: 8,
+      dbInitialPlusRecorded: 8,
+    });
     const retry = await adjust(sale.saleId, 3, "mid-rebuild");
     expect(retry.body).toMatchObject({ stock: 8, remaining: 8 });
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 8,
+      redisRemaining: 8,
+      dbStock: 8,
+      dbInitialPlusRecorded: 8,
+    });
+  });
+});
+
+/** Waits out the rebuilt sale's quiet period (RECOVERY_QUIET_SECONDS is 1 here). */
+async function quiet(saleId: string) {
+  const until = Number(await app.redis.hget(saleKeys(saleId).meta, "recoveringUntil"));
+  await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now()) + 300));
+}
+
+/** An adjustment sent without a key while Postgres refuses adjustment writes (Redis applies it first). */
+async function halfDoneUnkeyed(saleId: string, delta: number) {
+  await failAdjustmentWrites(true);
+  try {
+    const refused = await adjust(saleId, delta);
+    expect([refused.status, code(refused.body)]).toEqual([503, "UNAVAILABLE"]);
+    return refused;
+  } finally {
+    await failAdjustmentWrites(false);
+  }
+}
+
+describe("an adjustment sent without an Idempotency-Key", () => {
+  it("answered 503 after Redis removed 3 units: a rebuild keeps the removal, and those units are not sold again", async () => {
+    const sale = await app.api.createSale({ stock: 5, perUserLimit: 1 });
+    await halfDoneUnkeyed(sale.saleId, -3);
+    await rebuild(sale.saleId);
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 2,
+      redisRemaining: 2,
+      dbStock: 2,
+      dbInitialPlusRecorded: 2,
+    });
+    await quiet(sale.saleId);
+    const buys = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => app.api.buy(sale.productToken, `unkeyed-minus-${i}`, 1)),
+    );
+    expect(buys.filter((r) => r.status === 202)).toHaveLength(2);
+    await app.drain();
+    expect((await app.api.stats(sale.saleId)).body).toMatchObject({
+      stock: 2,
+      remaining: 0,
+      invariantHolds: true,
+    });
+  });
+
+  it("answered 503 after Redis added 3 units that were then sold: a rebuild keeps them, remaining never goes below zero", async () => {
+    const sale = await app.api.createSale({ stock: 5, perUserLimit: 2 });
+    await halfDoneUnkeyed(sale.saleId, 3);
+    const buys = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => app.api.buy(sale.productToken, `unkeyed-plus-${i}`, 2)),
+    );
+    expect(buys.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    await app.drain();
+    await rebuild(sale.saleId);
+    expect(await figures(sale.saleId)).toEqual({
+      redisStock: 8,
+      redisRemaining: 0,
+      dbStock: 8,
+      dbInitialPlusRecorded: 8,
+    });
+    expect((await app.api.stats(sale.saleId)).body).toMatchObject({
+      stock: 8,
+      remaining: 0,
+      invariantHolds: true,
+    });
+  });
+
+  it("gets an Idempotency-Key made up and answered, and a retry with it applies the adjustment once", async () => {
+    const sale = await app.api.createSale({ stock: 5 });
+    const refused = await halfDoneUnkeyed(sale.saleId, 2);
+    const key = refused.headers.get("Idempotency-Key");
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(String((refused.body.error as { message: string }).message)).toContain(String(key));
+    const retry = await adjust(sale.saleId, 2, String(key));
+    expect([retry.status, retry.headers.get("Idempotency-Key")]).toEqual([200, key]);
+    expect(retry.body).toMatchObject({ stock: 7, remaining: 7 });
+    expect((await adjust(sale.saleId, 2, String(key))).body).toMatchObject({ stock: 7, remaining: 7 });
+    const fresh = await adjust(sale.saleId, 1);
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get("Idempotency-Key")).not.toBe(key);
     expect(await figures(sale.saleId)).toEqual({
       redisStock: 8,
       redisRemaining: 8,

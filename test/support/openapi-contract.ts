@@ -17,6 +17,7 @@ export type Exchange = { method: string; url: string; status: number; headers: H
 /** The components/schemas that describe each event's `data`, by event name (the first one present). */
 const EVENT_SCHEMAS: Record<string, readonly string[]> = {
   sale: ["Sale"],
+  sales: ["SaleList"],
   order: ["Order"],
   stats: ["SaleStats"],
   timeline: ["SaleTimeline", "Timeline"],

@@ -26,7 +26,14 @@ export async function startSite(
   try {
     await migrate(stack.vars.DATABASE_URL);
     worker = await startWorker({
-      vars: { ...wranglerVars(), ...exampleSecrets(), ...stack.vars, ...opts.vars },
+      // every page of the browser tests comes from this machine's one address: no per-address stream cap
+      vars: {
+        ...wranglerVars(),
+        ...exampleSecrets(),
+        ...stack.vars,
+        REALTIME_MAX_STREAMS_PER_IP: "1000",
+        ...opts.vars,
+      },
       assets: true,
       ...(opts.outdir ? { outdir: opts.outdir } : {}),
     });

@@ -13,12 +13,12 @@ describe("reserve-stock.lua's return codes", () => {
   it("decode to one outcome each; the script header documents every code", () => {
     const header = readFileSync(join(root, "lua/reserve-stock.lua"), "utf8");
     const kinds = new Set<string>();
-    for (let code = 1; code <= 11; code++) {
+    for (let code = 1; code <= 12; code++) {
       expect(header).toMatch(new RegExp(`\\{${code}[,}]`));
       kinds.add(decodeReserveReply([code, "o", 2, 3, 4, 1]).kind);
     }
-    expect(kinds.size).toBe(11);
-    expect(() => decodeReserveReply([12])).toThrow(/unknown code/);
+    expect(kinds.size).toBe(12);
+    expect(() => decodeReserveReply([13])).toThrow(/unknown code/);
   });
 });
 

@@ -5,8 +5,9 @@ import { type Frame, frameOf, keepSame } from "../../src/memory/frame";
 import { createLeases } from "../../src/memory/leases";
 import { createSharedSnapshot } from "../../src/memory/shared-snapshot";
 import type { OrderView } from "../../src/orders/order-view";
+import { firstEventId } from "../../src/realtime/event-ids";
 import { ownFrame, watchedOrder } from "../../src/realtime/order-feed";
-import { type EventSink, firstEventId, pumpEvents } from "../../src/realtime/pump";
+import { type EventSink, pumpEvents } from "../../src/realtime/pump";
 import { saleFrame } from "../../src/realtime/sale-feed";
 
 describe("the shared snapshot", () => {
@@ -132,7 +133,11 @@ describe("pumpEvents", () => {
     expect(firstEventId("5000", 1000)).toBe(5001);
     expect(firstEventId(undefined, 1000)).toBe(1000);
     expect(firstEventId("junk", 1000)).toBe(1000);
-    expect(firstEventId("1e300", 1000)).toBe(1000);
+    expect(firstEventId("1e300", 1000)).toBeGreaterThan(10n ** 300n);
+    expect(firstEventId("1000000000000000", 1000)).toBe(1_000_000_000_000_001);
+    expect(firstEventId("9007199254740993", 1000)).toBe(9_007_199_254_740_994n);
+    expect(firstEventId("123456789012345678901234567890", 1000)).toBe(123456789012345678901234567891n);
+    expect(firstEventId("-5", 1000)).toBe(1000);
   });
 });
 

@@ -1,0 +1,32 @@
+/**
+ * Each runtime's default stream budgets, sized from what one isolate or process measurably held here
+ * (`bench/realtime.ts`, README "Benchmark": sale watchers pushed within 1 s at p99 while buys run):
+ * workerd ~3,000 per isolate (p99 632 ms; 10,000 went to 2.1 s), Deno 10,000 at a full core (p99
+ * 517 ms, buys slowed) and 5,000 well within it, Bun 10,000 at 63 % of a core (p99 588 ms). Order
+ * streams get a budget of their own on top (a fifth), so anonymous sale watchers never crowd out a
+ * buyer's order, and the operator's stream is never counted against either.
+ *
+ * `pingMs` is also how soon a disconnect is noticed where only a write tells: workerd learns that a
+ * client left when it next writes to it (its request signal aborts then, not before), so its streams
+ * ping every 500 ms and a slot comes back within a second; Deno and Bun abort the request at once.
+ */
+export const STREAM_DEFAULTS = {
+  workers: { sale: 3_000, order: 600, pingMs: 500 },
+  deno: { sale: 5_000, order: 1_000, pingMs: 10_000 },
+  bun: { sale: 10_000, order: 2_000, pingMs: 10_000 },
+} as const;
+
+/** Sale streams one client address may hold in one isolate or process (a household or office shares one). */
+export const STREAMS_PER_IP = 32;
+/** Order streams one shopper may hold in one isolate or process (a few tabs, a few orders). */
+export const STREAMS_PER_USER = 8;
+
+/** The defaults of a server runtime as settings, under the environment's own values. */
+export function streamDefaultSettings(runtime: "deno" | "bun"): Record<string, string> {
+  const d = STREAM_DEFAULTS[runtime];
+  return {
+    REALTIME_MAX_STREAMS: String(d.sale),
+    REALTIME_MAX_ORDER_STREAMS: String(d.order),
+    REALTIME_PING_MS: String(d.pingMs),
+  };
+}
