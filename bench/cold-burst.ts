@@ -7,11 +7,9 @@
 import { Agent } from "undici";
 import type { operator } from "./admin";
 import { shopperToken } from "./jwt";
-import type { Check } from "./measures";
+import type { Check, ColdBurstResult } from "./measures";
 import { clientIp } from "./scenario";
 import type { WorkersBench } from "./workers-bench";
-
-export type ColdBurstResult = { shoppers: number; byStatus: Record<string, number>; serverErrors: number };
 
 const SHOPPERS = 50;
 

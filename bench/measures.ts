@@ -1,6 +1,5 @@
 /** Per-attempt figures from a measured interval, and the result record the report and chart read. */
 
-import type { ColdBurstResult } from "./cold-burst";
 import type { Costs } from "./meter";
 import type { HotRowResult } from "./pg-hot-row";
 import type { LoadResult, PhaseSummary } from "./protocol";
@@ -54,6 +53,9 @@ export type ProbeResult = Measured & {
 };
 
 export type Check = { name: string; ok: boolean; detail: string };
+
+/** The cold burst's answers (bench/cold-burst.ts): status counts of 50 simultaneous buys, 5xx among them. */
+export type ColdBurstResult = { shoppers: number; byStatus: Record<string, number>; serverErrors: number };
 
 export type Goal = { goal: string; measured: string; met: boolean };
 
