@@ -28,7 +28,8 @@ import { finishRuntimes, parseRuntimes } from "./phases/runtimes-output";
 import { type WorkersOptions, workersBench } from "./phases/workers-bench";
 import { renderChart } from "./report/chart";
 import { printRealtime } from "./report/realtime-report";
-import { printReport, summarizeResult } from "./report/report";
+import { printReport } from "./report/report";
+import { summarizeResult } from "./report/summary";
 import { type BenchEnvironment, startEnvironment } from "./setup/environment";
 
 const { values: args } = parseArgs({

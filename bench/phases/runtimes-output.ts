@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { runtimeBinary, type ServerRuntimeName } from "../../local/server-runtime";
 import type { BenchResult } from "../measure/measures";
 import { renderRuntimesChart } from "../report/runtimes-chart";
-import { printRuntimes, summarizeRuntimes } from "../report/runtimes-report";
+import { printRuntimes } from "../report/runtimes-report";
+import { summarizeRuntimes } from "../report/runtimes-summary";
 import { type RuntimeBenchContext, serverRuntimeRows } from "./runtimes";
 
 /** `--runtimes workers,deno,bun` (any subset): whether the workerd rows run, and which server runtimes. */

@@ -1,7 +1,7 @@
 /** The realtime phase's table (see realtime-phase.ts): one row per runtime and watcher count. */
 
 import type { RealtimeResult } from "../phases/realtime-phase";
-import { type Cell, table } from "./report";
+import { type Cell, table } from "./table";
 
 export function printRealtime(r: RealtimeResult, out: (s: string) => void = console.log): void {
   out(

@@ -3,7 +3,7 @@
  * to the naive Postgres server's on the same runtime (with the ratio), p50/p90/p99 of both, and the
  * engine's CPU per attempt.
  */
-import type { RuntimeLine, RuntimesSummary } from "./runtimes-report";
+import type { RuntimeLine, RuntimesSummary } from "./runtimes-summary";
 
 const W = 960;
 const LEFT = 150;
