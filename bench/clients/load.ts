@@ -7,284 +7,171 @@
  * requests in flight finish, and waits for `continue`: the orchestrator reads the counters between the
  * rush and what comes after, so both are measured, not estimated.
  */
-import { Agent, request } from "node:http";
-import { shopperToken } from "./jwt";
-import { summarize } from "./latency";
-import type { Bucket, FromLoad, LoadPlan, LoadResult, PhaseSummary, ToLoad } from "./protocol";
-import { clientIp, idempotencyKey, seedScenario, userId } from "./scenario";
-
-type Attempt = { path: string; headers: Record<string, string>; body?: string };
-type Answer = { status: number; body: string } | { error: string };
+import { Agent } from "node:http";
+import { type Attempt, attempts, fire, outcomeOf } from "./load-attempts";
+import { type AttemptRecord, attemptRecord, buckets, phaseSummaries, record, sumUnits } from "./load-record";
+import type { FromLoad, LoadPlan, LoadResult, ToLoad } from "./protocol";
 
 const send = (message: FromLoad) => process.send?.(message);
 
-function attempts(plan: LoadPlan): { count: number; at: (i: number) => Attempt } {
-  const post = plan.target.method === "POST";
-  const tokens = new Map<string, string>();
-  const bearer = (user: string) => {
-    let token = tokens.get(user);
-    if (!token) {
-      token = `Bearer ${shopperToken(plan.jwtSecret, user)}`;
-      tokens.set(user, token);
-    }
-    return token;
-  };
-  const build = (
-    user: string,
-    quantity: number,
-    ip: string,
-    key?: string,
-    token?: string,
-    anonymous = false,
-  ): Attempt => {
-    const path = token ? plan.target.path.replace("{token}", token) : plan.target.path;
-    const headers: Record<string, string> = { "cf-connecting-ip": ip };
-    if (!anonymous) headers.authorization = bearer(user);
-    if (key) headers["idempotency-key"] = key;
-    if (!post) return { path, headers };
-    headers["content-type"] = "application/json";
-    return { path, headers, body: `{"quantity":${quantity}}` };
-  };
-  if (plan.kind === "list") {
-    const built = plan.items.map((it) => build(it.user, it.quantity, it.ip, it.key, it.token, it.anonymous));
-    return { count: built.length, at: (i) => built[i] as Attempt };
-  }
-  const crowd = seedScenario({ users: plan.users, seed: plan.seed });
-  const built: Attempt[] = [];
-  for (let i = 0; i < crowd.attempts; i++) {
-    const u = crowd.user[i] as number;
-    const key = crowd.keyed[i] ? idempotencyKey(u) : undefined;
-    built.push(build(userId(plan.tag, u), crowd.quantity[i] as number, clientIp(u), key));
-  }
-  return { count: built.length, at: (i) => built[i] as Attempt };
-}
-
-function fire(agent: Agent, base: URL, method: string, a: Attempt): Promise<Answer> {
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: base.hostname,
-        port: base.port,
-        method,
-        path: a.path,
-        headers: a.headers,
-        agent,
-        timeout: 30_000,
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on("error", (e) => resolve({ error: (e as NodeJS.ErrnoException).code ?? e.message }));
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error("TIMEOUT")));
-    req.on("error", (e) => resolve({ error: (e as NodeJS.ErrnoException).code ?? e.message }));
-    req.end(a.body);
-  });
-}
-
-function outcomeOf(answer: Answer): { label: string; order?: { id: string; quantity: number } } {
-  if ("error" in answer) return { label: `ERR ${answer.error}` };
-  let parsed: { orderId?: unknown; quantity?: unknown; error?: { code?: unknown } } = {};
-  try {
-    parsed = JSON.parse(answer.body);
-  } catch {
-    parsed = {};
-  }
-  if (answer.status < 300) {
-    const order =
-      typeof parsed.orderId === "string" || typeof parsed.orderId === "number"
-        ? { id: String(parsed.orderId), quantity: Number(parsed.quantity ?? 1) }
-        : undefined;
-    return { label: String(answer.status), ...(order ? { order } : {}) };
-  }
-  return { label: `${answer.status} ${String(parsed.error?.code ?? "")}`.trim() };
-}
-
 let continueSignal: (() => void) | null = null;
 
-async function run(plan: LoadPlan): Promise<LoadResult> {
+/** One plan's run: its attempts, what was answered so far, and where the lanes are. */
+type Run = {
+  plan: LoadPlan;
+  count: number;
+  at: (i: number) => Attempt;
+  base: URL;
+  agent: Agent;
+  splitAtSoldOut: boolean;
+  phaseNames: string[];
+  /** ms between attempts in an open loop; 0: closed loop. */
+  interval: number;
+  rec: AttemptRecord;
+  t0: number;
+  phase: number;
+  phaseStart: number[];
+  firstOfPhase: number;
+  next: number;
+  inFlight: number;
+  soldOutAtMs: number | null;
+  /** Set from the first SOLD_OUT until `continue`: the lanes wait on it. */
+  hold: Promise<void> | null;
+  tick: Record<string, number>;
+  tickDone: number;
+};
+
+function newRun(plan: LoadPlan): Run {
   const { count, at } = attempts(plan);
-  const base = new URL(plan.target.baseUrl);
-  const agent = new Agent({
-    keepAlive: true,
-    maxSockets: plan.concurrency,
-    maxFreeSockets: plan.concurrency,
-  });
   const splitAtSoldOut = plan.kind === "scenario" && plan.pauseAtSoldOut;
-  const phaseNames = splitAtSoldOut ? ["rush", "after"] : ["all"];
-  const latency = new Float64Array(count);
-  const finished = new Float64Array(count);
-  const outcome = new Uint16Array(count);
-  const phaseOf = new Uint8Array(count);
-  const labels: string[] = [];
-  const labelIndex = new Map<string, number>();
-  const orders = new Map<string, number>();
-  const phaseStart = [0, 0];
-  let phase = 0;
-  let next = 0;
-  let inFlight = 0;
-  let soldOutAtMs: number | null = null;
-  let hold: Promise<void> | null = null;
-  let firstOfPhase = 0;
-  const interval = plan.kind === "scenario" && plan.rate ? 1000 / plan.rate : 0;
-  let tick: Record<string, number> = {};
-  let tickDone = 0;
+  return {
+    plan,
+    count,
+    at,
+    base: new URL(plan.target.baseUrl),
+    agent: new Agent({ keepAlive: true, maxSockets: plan.concurrency, maxFreeSockets: plan.concurrency }),
+    splitAtSoldOut,
+    phaseNames: splitAtSoldOut ? ["rush", "after"] : ["all"],
+    interval: plan.kind === "scenario" && plan.rate ? 1000 / plan.rate : 0,
+    rec: attemptRecord(count),
+    t0: 0,
+    phase: 0,
+    phaseStart: [0, 0],
+    firstOfPhase: 0,
+    next: 0,
+    inFlight: 0,
+    soldOutAtMs: null,
+    hold: null,
+    tick: {},
+    tickDone: 0,
+  };
+}
+
+async function run(plan: LoadPlan): Promise<LoadResult> {
+  const r = newRun(plan);
   send({ type: "started" });
   const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-
-  const progress = setInterval(() => {
-    const done = Math.min(next, count) - inFlight;
-    send({
-      type: "progress",
-      label: plan.label,
-      phase: phaseNames[phase] as string,
-      done,
-      total: count,
-      perSecond: done - tickDone,
-      inFlight,
-      counts: tick,
-    });
-    tickDone = done;
-    tick = {};
-  }, 1_000);
-
-  const endRush = async () => {
-    send({ type: "phase-end", phase: "rush", reservedOrders: orders.size, reservedUnits: sumUnits(orders) });
-    await new Promise<void>((resolve) => {
-      continueSignal = resolve;
-    });
-    phase = 1;
-    phaseStart[1] = performance.now() - t0;
-    firstOfPhase = next;
-  };
-
-  const lane = async () => {
-    for (;;) {
-      while (hold) await hold;
-      const i = next++;
-      if (i >= count) return;
-      phaseOf[i] = phase;
-      let started = performance.now();
-      if (interval > 0) {
-        // Open loop: attempt i is due at its slot; latency counts from the slot, so a late start
-        // (every connection busy) shows up as latency instead of being left out.
-        const due = t0 + (phaseStart[phase] as number) + (i - firstOfPhase) * interval;
-        if (due > started) await new Promise((r) => setTimeout(r, due - started));
-        started = due;
-      }
-      inFlight++;
-      const answer = await fire(agent, base, plan.target.method, at(i));
-      const ended = performance.now();
-      inFlight--;
-      latency[i] = ended - started;
-      finished[i] = ended - t0;
-      const { label, order } = outcomeOf(answer);
-      let index = labelIndex.get(label);
-      if (index === undefined) {
-        index = labels.push(label) - 1;
-        labelIndex.set(label, index);
-      }
-      outcome[i] = index;
-      tick[label] = (tick[label] ?? 0) + 1;
-      if (order) orders.set(order.id, order.quantity);
-      if (splitAtSoldOut && phase === 0 && soldOutAtMs === null && label === "410 SOLD_OUT") {
-        soldOutAtMs = ended - t0;
-        hold = new Promise<void>((resolve) => {
-          const waitIdle = () => (inFlight === 0 ? resolve() : setTimeout(waitIdle, 1));
-          waitIdle();
-        })
-          .then(endRush)
-          .then(() => {
-            hold = null;
-          });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: plan.concurrency }, lane));
+  r.t0 = performance.now();
+  const progress = setInterval(() => reportProgress(r), 1_000);
+  await Promise.all(Array.from({ length: plan.concurrency }, () => lane(r)));
   clearInterval(progress);
-  agent.destroy();
+  r.agent.destroy();
   const cpu = process.cpuUsage(cpu0);
+  return result(r, cpu.user + cpu.system);
+}
 
-  const phases: PhaseSummary[] = phaseNames.map((name, p) => {
-    const all: number[] = [];
-    const per = new Map<string, number[]>();
-    let last = phaseStart[p] as number;
-    for (let i = 0; i < count; i++) {
-      if (phaseOf[i] !== p) continue;
-      const v = latency[i] as number;
-      all.push(v);
-      const label = labels[outcome[i] as number] as string;
-      const values = per.get(label);
-      if (values) values.push(v);
-      else per.set(label, [v]);
-      last = Math.max(last, finished[i] as number);
-    }
-    const durationMs = last - (phaseStart[p] as number);
-    return {
-      phase: name,
-      attempts: all.length,
-      durationMs: Math.round(durationMs),
-      attemptsPerSecond: durationMs > 0 ? Math.round((all.length / durationMs) * 1000) : 0,
-      latency: summarize(all),
-      byOutcome: Object.fromEntries([...per].map(([label, values]) => [label, summarize(values)])),
-    };
+/** One connection's loop: the next attempt, its answer recorded, until none is left. */
+async function lane(r: Run): Promise<void> {
+  for (;;) {
+    while (r.hold) await r.hold;
+    const i = r.next++;
+    if (i >= r.count) return;
+    r.rec.phaseOf[i] = r.phase;
+    const started = r.interval > 0 ? await openLoopSlot(r, i) : performance.now();
+    r.inFlight++;
+    const answer = await fire(r.agent, r.base, r.plan.target.method, r.at(i));
+    const ended = performance.now();
+    r.inFlight--;
+    const { label, order } = outcomeOf(answer);
+    record(r.rec, i, label, ended - started, ended - r.t0);
+    r.tick[label] = (r.tick[label] ?? 0) + 1;
+    if (order) r.rec.orders.set(order.id, order.quantity);
+    if (r.splitAtSoldOut && r.phase === 0 && r.soldOutAtMs === null && label === "410 SOLD_OUT")
+      pauseAtSoldOut(r, ended);
+  }
+}
+
+/**
+ * Open loop: attempt i is due at its slot; latency counts from the slot, so a late start (every
+ * connection busy) shows up as latency instead of being left out.
+ */
+async function openLoopSlot(r: Run, i: number): Promise<number> {
+  const now = performance.now();
+  const due = r.t0 + (r.phaseStart[r.phase] as number) + (i - r.firstOfPhase) * r.interval;
+  if (due > now) await new Promise((resolve) => setTimeout(resolve, due - now));
+  return due;
+}
+
+/** The first SOLD_OUT: hold the lanes, let the requests in flight finish, then end the rush. */
+function pauseAtSoldOut(r: Run, ended: number): void {
+  r.soldOutAtMs = ended - r.t0;
+  r.hold = new Promise<void>((resolve) => {
+    const waitIdle = () => (r.inFlight === 0 ? resolve() : setTimeout(waitIdle, 1));
+    waitIdle();
+  })
+    .then(() => endRush(r))
+    .then(() => {
+      r.hold = null;
+    });
+}
+
+/** Tells the orchestrator the rush ended and waits for `continue`; then the "after" phase starts. */
+async function endRush(r: Run): Promise<void> {
+  send({
+    type: "phase-end",
+    phase: "rush",
+    reservedOrders: r.rec.orders.size,
+    reservedUnits: sumUnits(r.rec.orders),
   });
+  await new Promise<void>((resolve) => {
+    continueSignal = resolve;
+  });
+  r.phase = 1;
+  r.phaseStart[1] = performance.now() - r.t0;
+  r.firstOfPhase = r.next;
+}
+
+function reportProgress(r: Run): void {
+  const done = Math.min(r.next, r.count) - r.inFlight;
+  send({
+    type: "progress",
+    label: r.plan.label,
+    phase: r.phaseNames[r.phase] as string,
+    done,
+    total: r.count,
+    perSecond: done - r.tickDone,
+    inFlight: r.inFlight,
+    counts: r.tick,
+  });
+  r.tickDone = done;
+  r.tick = {};
+}
+
+function result(r: Run, cpuMicros: number): LoadResult {
+  const { finished, latency, outcome, labels, phaseOf, orders } = r.rec;
   return {
-    label: plan.label,
-    attempts: count,
-    phases,
+    label: r.plan.label,
+    attempts: r.count,
+    phases: phaseSummaries(r.rec, r.phaseNames, r.phaseStart),
     ...buckets(finished, latency, outcome, labels),
-    rushBuckets: splitAtSoldOut
+    rushBuckets: r.splitAtSoldOut
       ? buckets(finished, latency, outcome, labels, (i) => phaseOf[i] === 0, 100).buckets
       : [],
-    soldOutAtMs: soldOutAtMs === null ? null : Math.round(soldOutAtMs),
+    soldOutAtMs: r.soldOutAtMs === null ? null : Math.round(r.soldOutAtMs),
     reservedOrders: orders.size,
     reservedUnits: sumUnits(orders),
     orderIds: [...orders.keys()],
-    cpuMicros: cpu.user + cpu.system,
-  };
-}
-
-function sumUnits(orders: Map<string, number>): number {
-  let units = 0;
-  for (const q of orders.values()) units += q;
-  return units;
-}
-
-/** Answers per time slice (about 300 slices over the run, or `fixedMs` each) for the chart. */
-function buckets(
-  finished: Float64Array,
-  latency: Float64Array,
-  outcome: Uint16Array,
-  labels: string[],
-  include: (i: number) => boolean = () => true,
-  fixedMs = 0,
-): { buckets: Bucket[]; bucketMs: number } {
-  let end = 0;
-  for (const t of finished) end = Math.max(end, t);
-  const bucketMs = fixedMs || Math.max(100, Math.ceil(end / 300 / 50) * 50);
-  const groups: { lat: number[]; byOutcome: Record<string, number> }[] = [];
-  finished.forEach((t, i) => {
-    if (!include(i)) return;
-    const b = Math.floor(t / bucketMs);
-    while (groups.length <= b) groups.push({ lat: [], byOutcome: {} });
-    const g = groups[b] as (typeof groups)[number];
-    g.lat.push(latency[i] as number);
-    const label = labels[outcome[i] as number] as string;
-    g.byOutcome[label] = (g.byOutcome[label] ?? 0) + 1;
-  });
-  return {
-    bucketMs,
-    buckets: groups.map((g, b) => {
-      const s = summarize(g.lat);
-      return { t: b * bucketMs, count: s.count, p50: s.p50, p99: s.p99, byOutcome: g.byOutcome };
-    }),
+    cpuMicros,
   };
 }
 
