@@ -11,45 +11,24 @@
  * @example
  * const rows = await serverRuntimeRows(ctx, ["bun", "deno"]);
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { join, resolve } from "node:path";
-import { build } from "esbuild";
-import { LOOPBACK, portOrFree, waitFor } from "../../local/ports";
-import { runtimeBinary, type ServerRuntimeName } from "../../local/server-runtime";
-import { stopChild } from "../baselines/children";
-import { naiveTotals, prepareNaiveDatabase } from "../baselines/naive-db";
+import type { ServerRuntimeName } from "../../local/server-runtime";
 import { operator } from "../clients/admin";
-import type { LoadClient } from "../clients/load-client";
-import type { LoadResult, ScenarioPlan, Target } from "../clients/protocol";
+import type { ListPlan, LoadResult, ScenarioPlan, Target } from "../clients/protocol";
 import { checkInvariant } from "../measure/checks";
 import { withoutOrderIds } from "../measure/measures";
-import type { Meter } from "../measure/meter";
 import type { PgStats } from "../measure/pg-stats";
 import { cpuMicros } from "../measure/proc";
 import { type CpuReading, measured, type RuntimeRow } from "../measure/runtime-measures";
-import { benchServersDir, startEngine } from "../setup/engine-server";
-import type { BenchEnvironment } from "../setup/environment";
+import { startEngine } from "../setup/engine-server";
 import { probes } from "./probes";
+import { type NaiveRowContext, naiveRow } from "./runtime-naive";
 import { waitForOrders, waitForQueue } from "./waits";
 
 export type { RuntimeRow };
 
-const root = resolve(import.meta.dirname, "..", "..");
-
-export type RuntimeBenchContext = {
-  env: BenchEnvironment;
-  load: LoadClient;
-  meter: Meter;
-  users: number;
-  concurrency: number;
-  seed: number;
-  rate: number;
-  naivePool: number;
+export type RuntimeBenchContext = NaiveRowContext & {
   /** Attempts per probe (admitted, Bloom miss, sold out warm). */
   probeSize: number;
-  /** The naive server's HTTP layer on the runtime: its own (`Bun.serve`/`Deno.serve`) or node:http. */
-  naiveHttp: "native" | "node";
-  log: (line: string) => void;
 };
 
 const PROBES = [
@@ -69,218 +48,164 @@ export async function serverRuntimeRows(
   return rows;
 }
 
+/** One runtime's engine, started for its rows: its URL, its process, its sales, how to read its costs. */
+type EngineRun = {
+  ctx: RuntimeBenchContext;
+  runtime: ServerRuntimeName;
+  run: string;
+  url: string;
+  op: ReturnType<typeof operator>;
+  sale: { saleId: string; productToken: string };
+  open: { saleId: string; productToken: string };
+  read: () => Promise<CpuReading>;
+};
+
 async function runtimeRow(ctx: RuntimeBenchContext, runtime: ServerRuntimeName): Promise<RuntimeRow> {
-  const { env, load, meter, log } = ctx;
+  const { env, meter, log } = ctx;
   const run = `${runtime}-${Date.now().toString(36)}`;
   log(`\n[${runtime}] the engine on ${runtime} (TCP to redis-server and Postgres), the seed-000 crowd`);
   const errors: string[] = [];
   const engine = await startEngine(env, runtime, (line) => errors.push(line));
   const pid = engine.child.pid ?? 0;
-  const base = { concurrency: ctx.concurrency, jwtSecret: env.jwtSecret };
-  const buy = (token: string): Target => ({ baseUrl: engine.url, path: `/api/buy/${token}`, method: "POST" });
-  const scenario = (label: string, target: Target, tag: string): ScenarioPlan => ({
-    kind: "scenario",
-    label,
-    target,
-    users: ctx.users,
-    seed: ctx.seed,
-    tag,
-    pauseAtSoldOut: true,
-    rate: ctx.rate,
-    ...base,
-  });
   try {
     const op = operator(engine.url, env.adminToken);
-    const sale = await op.createSale(`seed-000-${run}`, 1_000, 2);
-    const open = await op.createSale(`probes-${run}`, Math.max(10_000, ctx.probeSize * 4), 2);
-    await load.run(
-      { ...scenario("warm-up", { ...buy(""), path: "/api/health", method: "GET" }, `w-${run}`), users: 500 },
-      { quiet: true },
-    );
-    for (const token of [sale.productToken, open.productToken, "Q".repeat(43)])
-      await load.run(
-        {
-          kind: "list",
-          label: "warm-up",
-          target: buy(token),
-          items: [{ user: `w-${run}`, quantity: 3, ip: "10.255.0.1" }],
-          ...base,
-        },
-        { quiet: true },
-      );
-
-    // The crowd: rush until the first SOLD_OUT, then the rest; the order pipeline runs alongside.
-    const read = async (): Promise<CpuReading> => ({
-      meter: await meter.read({ pg: false }),
-      cpu: cpuMicros(pid),
-    });
-    const r0 = await read();
-    let r1: CpuReading | null = null;
-    let started = 0;
-    const project = await load.run(scenario(`${runtime} engine`, buy(sale.productToken), `p-${run}`), {
-      onStart: () => {
-        started = performance.now();
-      },
-      onPhaseEnd: async () => {
-        r1 = await read();
-      },
-    });
-    const r2 = await read();
-    const drainedAtMs = await waitForOrders(
-      meter.pg as PgStats,
-      sale.saleId,
-      project.reservedOrders,
-      started,
-    );
-
-    // Probes with QStash delivery paused: only the buy path runs.
-    await meter.qstashDelivery(false);
-    const probeRows: RuntimeRow["probes"] = [];
-    const sales = { baseUrl: engine.url, soldOutToken: sale.productToken, openToken: open.productToken };
-    for (const probe of probes(sales, ctx.probeSize, `pr-${run}`).filter((p) => PROBES.includes(p.name))) {
-      const a = await read();
-      const res = await load.run(
-        {
-          kind: "list",
-          label: `${runtime} ${probe.name}`,
-          target: probe.target,
-          items: probe.items,
-          ...base,
-        },
-        { quiet: true },
-      );
-      const b = await read();
-      const m = measured(res.phases[0] as LoadResult["phases"][number], a, b);
-      probeRows.push({
-        name: probe.name,
-        expect: probe.expect,
-        expectedShare: (m.phase.byOutcome[probe.expect]?.count ?? 0) / Math.max(1, m.phase.attempts),
-        ...m,
-      });
-    }
-    await meter.qstashDelivery(true);
-    await waitForQueue(op, open.saleId);
-
+    const e: EngineRun = {
+      ctx,
+      runtime,
+      run,
+      url: engine.url,
+      op,
+      sale: await op.createSale(`seed-000-${run}`, 1_000, 2),
+      open: await op.createSale(`probes-${run}`, Math.max(10_000, ctx.probeSize * 4), 2),
+      read: async () => ({ meter: await meter.read({ pg: false }), cpu: cpuMicros(pid) }),
+    };
+    await warmUp(e);
+    const crowd = await engineCrowd(e);
+    const probeRows = await engineProbes(e);
     const naive = await naiveRow(ctx, runtime, run);
-    const checks = (
-      await checkInvariant({
-        op,
-        pg: meter.pg as PgStats,
-        sale: { saleId: sale.saleId, stock: 1_000, perUserLimit: 2 },
-        open: open.saleId,
-        project,
-        naive: naive?.totals ?? null,
-      })
-    ).map((c) => ({ ...c, name: `${runtime}: ${c.name}` }));
     return {
       runtime,
-      engine: {
-        load: withoutOrderIds(project),
-        phases: project.phases.map((p, i) =>
-          measured(p, [r0, r1 ?? r2, r2][i] as CpuReading, [r1 ?? r2, r2][i] as CpuReading),
-        ),
-        soldOutAtMs: project.soldOutAtMs,
-        drainedAtMs,
-        errors: errors.slice(0, 10),
-      },
+      engine: { ...crowd, errors: errors.slice(0, 10) },
       probes: probeRows,
       naive: naive ? { http: ctx.naiveHttp, load: naive.load, phases: naive.phases, ...naive.totals } : null,
-      checks,
+      checks: await runtimeChecks(e, crowd.project, naive?.totals ?? null),
     };
   } finally {
     await engine.stop();
   }
 }
 
-/** The naive Postgres server on `runtime`, the same crowd. */
-async function naiveRow(ctx: RuntimeBenchContext, runtime: ServerRuntimeName, run: string) {
-  const { env, load, meter } = ctx;
-  ctx.log(
-    `[${runtime}] naive Postgres server on ${runtime} (${ctx.naiveHttp === "native" ? (runtime === "bun" ? "Bun.serve" : "Deno.serve") : "node:http"}, pg pool of ${ctx.naivePool})`,
-  );
-  const naiveUrl = await prepareNaiveDatabase(env.databaseUrl, 1_000);
-  const server = await startNaiveOn(runtime, {
-    NAIVE_DATABASE_URL: naiveUrl,
-    JWT_SECRET: env.jwtSecret,
-    NAIVE_POOL: String(ctx.naivePool),
-    NAIVE_HTTP: ctx.naiveHttp,
-  });
-  try {
-    const read = async (): Promise<CpuReading> => ({
-      meter: await meter.read({ pg: false }),
-      cpu: cpuMicros(server.pid),
-    });
-    const a = await read();
-    let mid: CpuReading | null = null;
-    const res = await load.run(
-      {
-        kind: "scenario",
-        label: `${runtime} naive`,
-        target: { baseUrl: server.url, path: "/buy/seed-000", method: "POST" },
-        users: ctx.users,
-        seed: ctx.seed,
-        tag: `nv-${run}`,
-        pauseAtSoldOut: true,
-        rate: ctx.rate,
-        concurrency: ctx.concurrency,
-        jwtSecret: env.jwtSecret,
-      },
-      {
-        onPhaseEnd: async () => {
-          mid = await read();
-        },
-      },
-    );
-    const b = await read();
-    return {
-      load: withoutOrderIds(res),
-      phases: res.phases.map((p, i) =>
-        measured(p, [a, mid ?? b, b][i] as CpuReading, [mid ?? b, b][i] as CpuReading),
-      ),
-      totals: await naiveTotals(naiveUrl),
-    };
-  } finally {
-    await server.stop();
-  }
+const buy = (e: EngineRun, token: string): Target => ({
+  baseUrl: e.url,
+  path: `/api/buy/${token}`,
+  method: "POST",
+});
+const common = (e: EngineRun) => ({ concurrency: e.ctx.concurrency, jwtSecret: e.ctx.env.jwtSecret });
+const list = (e: EngineRun, label: string, target: Target, items: ListPlan["items"]): ListPlan => ({
+  kind: "list",
+  label,
+  target,
+  items,
+  ...common(e),
+});
+
+function scenario(e: EngineRun, label: string, target: Target, tag: string): ScenarioPlan {
+  return {
+    kind: "scenario",
+    label,
+    target,
+    users: e.ctx.users,
+    seed: e.ctx.seed,
+    tag,
+    pauseAtSoldOut: true,
+    rate: e.ctx.rate,
+    ...common(e),
+  };
 }
 
-/** Bundles bench/baselines/naive-server.ts (as the engine is bundled) and runs it with the runtime's binary. */
-async function startNaiveOn(runtime: ServerRuntimeName, env: Record<string, string>) {
-  const bundle = join(benchServersDir, runtime, "naive-server.js");
-  await build({
-    entryPoints: [join(import.meta.dirname, "..", "baselines", "naive-server.ts")],
-    outfile: bundle,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "es2022",
-    banner: {
-      js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',
+/** The health route, then one refused attempt per sale and for an unknown token, unmeasured. */
+async function warmUp(e: EngineRun): Promise<void> {
+  const health: Target = { ...buy(e, ""), path: "/api/health", method: "GET" };
+  await e.ctx.load.run({ ...scenario(e, "warm-up", health, `w-${e.run}`), users: 500 }, { quiet: true });
+  for (const token of [e.sale.productToken, e.open.productToken, "Q".repeat(43)])
+    await e.ctx.load.run(
+      list(e, "warm-up", buy(e, token), [{ user: `w-${e.run}`, quantity: 3, ip: "10.255.0.1" }]),
+      { quiet: true },
+    );
+}
+
+/** The crowd: rush until the first SOLD_OUT, then the rest; the order pipeline runs alongside. */
+async function engineCrowd(e: EngineRun) {
+  const r0 = await e.read();
+  let r1: CpuReading | null = null;
+  let started = 0;
+  const project = await e.ctx.load.run(
+    scenario(e, `${e.runtime} engine`, buy(e, e.sale.productToken), `p-${e.run}`),
+    {
+      onStart: () => {
+        started = performance.now();
+      },
+      onPhaseEnd: async () => {
+        r1 = await e.read();
+      },
     },
-    logLevel: "error",
-  });
-  const port = await portOrFree(0);
-  const args = runtime === "deno" ? ["run", "-A", "--no-prompt", bundle] : [bundle];
-  const child: ChildProcess = spawn(runtimeBinary(runtime), args, {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      ...env,
-      NAIVE_SERVE: "1",
-      NAIVE_PORT: String(port),
-      NO_COLOR: "1",
-    },
-  });
-  const url = `http://${LOOPBACK}:${port}`;
-  await waitFor(async () => (await fetch(`${url}/`).catch(() => null)) !== null, {
-    timeoutMs: 30_000,
-    what: `naive server on ${runtime}`,
-  });
+  );
+  const r2 = await e.read();
+  const drainedAtMs = await waitForOrders(
+    e.ctx.meter.pg as PgStats,
+    e.sale.saleId,
+    project.reservedOrders,
+    started,
+  );
   return {
-    url,
-    pid: child.pid ?? 0,
-    stop: () => stopChild(child),
+    project,
+    load: withoutOrderIds(project),
+    phases: project.phases.map((p, i) =>
+      measured(p, [r0, r1 ?? r2, r2][i] as CpuReading, [r1 ?? r2, r2][i] as CpuReading),
+    ),
+    soldOutAtMs: project.soldOutAtMs,
+    drainedAtMs,
   };
+}
+
+/** Probes with QStash delivery paused: only the buy path runs. */
+async function engineProbes(e: EngineRun): Promise<RuntimeRow["probes"]> {
+  const { load, meter, probeSize } = e.ctx;
+  await meter.qstashDelivery(false);
+  const probeRows: RuntimeRow["probes"] = [];
+  const sales = { baseUrl: e.url, soldOutToken: e.sale.productToken, openToken: e.open.productToken };
+  for (const probe of probes(sales, probeSize, `pr-${e.run}`).filter((p) => PROBES.includes(p.name))) {
+    const a = await e.read();
+    const res = await load.run(list(e, `${e.runtime} ${probe.name}`, probe.target, probe.items), {
+      quiet: true,
+    });
+    const b = await e.read();
+    const m = measured(res.phases[0] as LoadResult["phases"][number], a, b);
+    probeRows.push({
+      name: probe.name,
+      expect: probe.expect,
+      expectedShare: (m.phase.byOutcome[probe.expect]?.count ?? 0) / Math.max(1, m.phase.attempts),
+      ...m,
+    });
+  }
+  await meter.qstashDelivery(true);
+  await waitForQueue(e.op, e.open.saleId);
+  return probeRows;
+}
+
+/** The invariant on the runtime's sales and naive server, each check named after the runtime. */
+async function runtimeChecks(
+  e: EngineRun,
+  project: LoadResult,
+  naive: Parameters<typeof checkInvariant>[0]["naive"],
+): Promise<RuntimeRow["checks"]> {
+  const checks = await checkInvariant({
+    op: e.op,
+    pg: e.ctx.meter.pg as PgStats,
+    sale: { saleId: e.sale.saleId, stock: 1_000, perUserLimit: 2 },
+    open: e.open.saleId,
+    project,
+    naive,
+  });
+  return checks.map((c) => ({ ...c, name: `${e.runtime}: ${c.name}` }));
 }

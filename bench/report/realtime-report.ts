@@ -1,6 +1,6 @@
 /** The realtime phase's table (see realtime-phase.ts): one row per runtime and watcher count. */
 
-import type { RealtimeResult } from "../phases/realtime-phase";
+import type { RealtimeResult } from "../measure/realtime-measures";
 import { type Cell, table } from "./table";
 
 export function printRealtime(r: RealtimeResult, out: (s: string) => void = console.log): void {

@@ -3,8 +3,46 @@
  * of the seed-000 crowd, the engine next to the naive Postgres server on the same runtime, Redis commands
  * and the engine's CPU per attempt, p50/p90/p99; the server runtimes' probes; the goals of issue 10.
  */
-import type { RuntimesSummary } from "./runtimes-summary";
-import { round, table } from "./table";
+import type { RuntimeLine, RuntimesSummary } from "./runtimes-summary";
+import { type Cell, round, table } from "./table";
+
+const LINE_HEAD = [
+  "runtime",
+  "phase",
+  "attempts",
+  "engine /s",
+  "p50",
+  "p90",
+  "p99 ms",
+  "EVALSHA",
+  "other cmds",
+  "engine CPU µs",
+  "naive server",
+  "naive /s",
+  "naive p50/p90/p99 ms",
+  "naive CPU µs",
+  "ratio",
+];
+
+function lineCells(l: RuntimeLine): Cell[] {
+  return [
+    l.runtime,
+    l.phase,
+    l.attempts,
+    l.perSecond,
+    round(l.p50),
+    round(l.p90),
+    round(l.p99),
+    l.evalsha,
+    l.otherCommands,
+    l.engineCpuMicros === null ? null : round(l.engineCpuMicros, 0),
+    l.naive?.server,
+    l.naive?.perSecond,
+    l.naive ? `${round(l.naive.p50)}/${round(l.naive.p90)}/${round(l.naive.p99)}` : null,
+    l.naive?.cpuMicros === null || l.naive?.cpuMicros === undefined ? null : round(l.naive.cpuMicros, 0),
+    l.ratio === null ? null : `${l.ratio}×`,
+  ];
+}
 
 export function printRuntimes(s: RuntimesSummary, versions: Record<string, string>): void {
   const out = (t = "") => console.log(t);
@@ -15,45 +53,7 @@ export function printRuntimes(s: RuntimesSummary, versions: Record<string, strin
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")})`,
   );
-  out(
-    table(
-      [
-        "runtime",
-        "phase",
-        "attempts",
-        "engine /s",
-        "p50",
-        "p90",
-        "p99 ms",
-        "EVALSHA",
-        "other cmds",
-        "engine CPU µs",
-        "naive server",
-        "naive /s",
-        "naive p50/p90/p99 ms",
-        "naive CPU µs",
-        "ratio",
-      ],
-      s.lines.map((l) => [
-        l.runtime,
-        l.phase,
-        l.attempts,
-        l.perSecond,
-        round(l.p50),
-        round(l.p90),
-        round(l.p99),
-        l.evalsha,
-        l.otherCommands,
-        l.engineCpuMicros === null ? null : round(l.engineCpuMicros, 0),
-        l.naive?.server,
-        l.naive?.perSecond,
-        l.naive ? `${round(l.naive.p50)}/${round(l.naive.p90)}/${round(l.naive.p99)}` : null,
-        l.naive?.cpuMicros === null || l.naive?.cpuMicros === undefined ? null : round(l.naive.cpuMicros, 0),
-        l.ratio === null ? null : `${l.ratio}×`,
-      ]),
-      2,
-    ),
-  );
+  out(table(LINE_HEAD, s.lines.map(lineCells), 2));
   out(
     "  engine CPU = the engine's process (workerd; deno; bun) per attempt, order pipeline included; EVALSHA = script round trips;",
   );
