@@ -5,9 +5,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
-import { build } from "esbuild";
 import { LOOPBACK, portOrFree, waitFor } from "../../local/ports";
-import { runtimeBinary, type ServerRuntimeName } from "../../local/server-runtime";
+import { bundleForServer, runtimeBinary, type ServerRuntimeName } from "../../local/server-runtime";
 import { stopChild } from "../baselines/children";
 import { naiveTotals, prepareNaiveDatabase } from "../baselines/naive-db";
 import type { LoadClient } from "../clients/load-client";
@@ -90,18 +89,7 @@ export async function naiveRow(ctx: NaiveRowContext, runtime: ServerRuntimeName,
 /** Bundles bench/baselines/naive-server.ts (as the engine is bundled) and runs it with the runtime's binary. */
 async function startNaiveOn(runtime: ServerRuntimeName, env: Record<string, string>) {
   const bundle = join(benchServersDir, runtime, "naive-server.js");
-  await build({
-    entryPoints: [join(import.meta.dirname, "..", "baselines", "naive-server.ts")],
-    outfile: bundle,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "es2022",
-    banner: {
-      js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',
-    },
-    logLevel: "error",
-  });
+  await bundleForServer(join(import.meta.dirname, "..", "baselines", "naive-server.ts"), bundle);
   const port = await portOrFree(0);
   const args = runtime === "deno" ? ["run", "-A", "--no-prompt", bundle] : [bundle];
   const child: ChildProcess = spawn(runtimeBinary(runtime), args, {
