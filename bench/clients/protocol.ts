@@ -53,12 +53,9 @@ export type PhaseSummary = {
   byOutcome: Record<string, LatencySummary>;
 };
 
-/** Answers per outcome and latency per time bucket, for the chart. */
-export type Bucket = {
+/** Answers per outcome and latency per time bucket (from `t` ms), for the chart. */
+export type Bucket = Pick<LatencySummary, "count" | "p50" | "p99"> & {
   t: number;
-  count: number;
-  p50: number;
-  p99: number;
   byOutcome: Record<string, number>;
 };
 

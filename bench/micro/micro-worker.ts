@@ -8,12 +8,10 @@ import { Client } from "@upstash/qstash";
 import { Redis } from "@upstash/redis/cloudflare";
 import { Hono } from "hono";
 import { verify } from "hono/jwt";
-import { apiRouter } from "../../src/api/api-router";
 import { type Env, readConfig } from "../../src/env";
-import { renderError, toApiError } from "../../src/errors";
 import { parseJsonObject, readBoundedBody } from "../../src/http/read-body";
-import { buyRoute } from "../../src/routes/buy";
 import { buildTokenFilter, parseTokenFilter } from "../../src/sale/token-filter";
+import { buyEcho } from "../../test/support/echo-routes";
 
 type MicroEnv = Env & { NOOP_URL: string; BENCH_TOKEN: string; BENCH_PRODUCT_TOKEN: string };
 type Op = (n: number, env: MicroEnv, ctx: ExecutionContext) => Promise<void>;
@@ -50,17 +48,7 @@ const handwritten = new Hono().post("/api/buy/:productToken", async (c) => {
 });
 
 /** The same checks from the buy route's description (schemas + body middleware), as the engine runs them. */
-const described = apiRouter()
-  .openapi(
-    buyRoute,
-    (c) =>
-      c.json({
-        quantity: c.req.valid("json").quantity,
-        key: c.req.valid("header")["Idempotency-Key"] ?? null,
-        token: c.req.valid("param").productToken,
-      }) as never,
-  )
-  .onError((error, c) => renderError(c, toApiError(error)));
+const described = buyEcho();
 const describedApp = new Hono().route("/api/buy", described);
 
 const buyRequest = () =>
