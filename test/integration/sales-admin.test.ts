@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppUnderTest, startApp } from "../support/app";
+import { describe, expect, it } from "vitest";
+import { appForFile } from "../support/app-per-file";
 import { INVALID_SALE_DEFINITION } from "../support/sale-definitions";
 import { ADMIN_TOKEN } from "../support/shopper";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp();
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile();
 
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 
