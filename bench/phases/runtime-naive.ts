@@ -6,7 +6,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { LOOPBACK, portOrFree, waitFor } from "../../local/ports";
-import { bundleForServer, runtimeBinary, type ServerRuntimeName } from "../../local/server-runtime";
+import { bundleForServer } from "../../local/server-bundle";
+import { runtimeBinary, type ServerRuntimeName } from "../../local/server-runtime";
 import { stopChild } from "../baselines/children";
 import { naiveTotals, prepareNaiveDatabase } from "../baselines/naive-db";
 import type { LoadClient } from "../clients/load-client";

@@ -2,7 +2,6 @@
  * latest.svg: answers per second and p99 latency over time for the project, the naive baseline and the
  * no-op route (each on its own clock, the sell-out marked), and CPU per attempt by outcome from the probes.
  */
-
 import type { Bucket } from "../clients/protocol";
 import type { BenchResult } from "../measure/measures";
 
