@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/micro.ts`: CPU per step of the buy path inside workerd (`bench/micro-worker.ts`,
+ * `npx tsx bench/micro.ts`: CPU per step of the buy path inside workerd (`bench/micro/micro-worker.ts`,
  * built with wrangler like the product and served by Miniflare). Each step runs N times in one request;
  * the workerd process's CPU for that request, minus a request running it 0 times, divided by N, is the
  * step's cost. Outbound calls go to a no-op server in this process. Prints a table; the median of
@@ -11,8 +11,8 @@ import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { exampleSecrets, startWorker, wranglerVars } from "../local/worker-runtime";
-import { shopperToken } from "./jwt";
-import { findWorkerd, threadCpuMicros } from "./proc";
+import { shopperToken } from "./clients/jwt";
+import { findWorkerd, threadCpuMicros } from "./measure/proc";
 
 const root = resolve(import.meta.dirname, "..");
 const dir = join(root, ".wrangler", "micro");
@@ -38,7 +38,7 @@ async function build(): Promise<string> {
     config,
     JSON.stringify({
       name: "flashsale-micro",
-      main: join(import.meta.dirname, "micro-worker.ts"),
+      main: join(import.meta.dirname, "micro", "micro-worker.ts"),
       compatibility_date: "2026-07-01",
       compatibility_flags: ["nodejs_compat"],
       rules: [{ type: "Text", globs: ["**/*.lua"], fallthrough: true }],
@@ -92,7 +92,7 @@ function noopServer(): Promise<{ url: string; close(): void }> {
 }
 
 async function main(): Promise<void> {
-  console.log("building bench/micro-worker.ts with wrangler …");
+  console.log("building bench/micro/micro-worker.ts with wrangler …");
   const outdir = await build();
   const noop = await noopServer();
   const secrets = { ...wranglerVars(), ...exampleSecrets() };

@@ -2,7 +2,7 @@
  * The realtime phase alone (it also runs in `npm run bench`; see realtime-phase.ts and bench/README.md):
  * starts the local stack and, per `--runtimes` (default workers), the worker in workerd or the engine on
  * Deno or Bun (the bundle of src/runtime/<runtime>.ts, local/server-runtime.ts, TCP to the stack's
- * redis-server and Postgres, as bench/runtimes.ts runs it), one at a time; or uses the engine at `--url`,
+ * redis-server and Postgres, as bench/phases/runtimes.ts runs it), one at a time; or uses the engine at `--url`,
  * whose process is `--pid`, for memory. Prints one table (a row per runtime and watcher count) and writes
  * it into `latest.json` beside the other figures.
  *
@@ -15,10 +15,10 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { ServerRuntimeName } from "../local/server-runtime";
-import { startEngine } from "./engine-server";
-import { type BenchEnvironment, startEnvironment } from "./environment";
-import { type RealtimeResult, type RealtimeTarget, realtimePhase } from "./realtime-phase";
-import { printRealtime } from "./realtime-report";
+import { type RealtimeResult, type RealtimeTarget, realtimePhase } from "./phases/realtime-phase";
+import { printRealtime } from "./report/realtime-report";
+import { startEngine } from "./setup/engine-server";
+import { type BenchEnvironment, startEnvironment } from "./setup/environment";
 
 const { values: args } = parseArgs({
   options: {

@@ -12,24 +12,25 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { hotRowPhase, naivePhase, noopPhase, redisDirectPhase } from "./baseline-phases";
-import { renderChart } from "./chart";
-import { checkInvariant } from "./checks";
-import { coldBurstPhase } from "./cold-burst";
-import { type BenchEnvironment, startEnvironment } from "./environment";
-import { LoadClient } from "./load-client";
-import type { BenchResult } from "./measures";
-import { Meter } from "./meter";
-import { PgStats } from "./pg-stats";
-import { pipelineAlonePhase, probePhase } from "./probe-phase";
-import { projectFigures, projectPhase, warmUp } from "./project-phase";
-import { type RealtimeResult, realtimePhase } from "./realtime-phase";
-import { printRealtime } from "./realtime-report";
-import { RedisStats } from "./redis-stats";
-import { printReport, summarizeResult } from "./report";
-import { loadAverage, runMeta } from "./run-meta";
-import { finishRuntimes, parseRuntimes } from "./runtimes-output";
-import { type WorkersOptions, workersBench } from "./workers-bench";
+import { LoadClient } from "./clients/load-client";
+import { checkInvariant } from "./measure/checks";
+import type { BenchResult } from "./measure/measures";
+import { Meter } from "./measure/meter";
+import { PgStats } from "./measure/pg-stats";
+import { RedisStats } from "./measure/redis-stats";
+import { loadAverage, runMeta } from "./measure/run-meta";
+import { hotRowPhase, naivePhase, noopPhase, redisDirectPhase } from "./phases/baseline-phases";
+import { coldBurstPhase } from "./phases/cold-burst";
+import { pipelineAlonePhase, probePhase } from "./phases/probe-phase";
+import { projectFigures, projectPhase, warmUp } from "./phases/project-phase";
+import { type RealtimeResult, realtimePhase } from "./phases/realtime-phase";
+import { finishRuntimes, parseRuntimes } from "./phases/runtimes-output";
+import { type WorkersOptions, workersBench } from "./phases/workers-bench";
+import { renderChart } from "./report/chart";
+import { printRealtime } from "./report/realtime-report";
+import { printReport } from "./report/report";
+import { summarizeResult } from "./report/summary";
+import { type BenchEnvironment, startEnvironment } from "./setup/environment";
 
 const { values: args } = parseArgs({
   options: {

@@ -67,15 +67,20 @@ export const CHAOS_VARS = {
   OUTBOX_GRACE_SECONDS: "2",
 };
 
+type RunOptions = { log?: (line: string) => void; seed?: number; out?: string };
+
+/** What a run keeps beside the checker's verdict: the faults it injected and the violations it saw. */
+type RunRecord = { faults: string[]; own: Violation[] };
+
 export async function runScenario(
   scenario: Scenario,
   size: Size,
-  opts: { log?: (line: string) => void; seed?: number; out?: string } = {},
+  opts: RunOptions = {},
 ): Promise<ScenarioResult> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const started = Date.now();
   const base = { name: scenario.name, title: scenario.title, faults: [] as string[], settledMs: 0 };
-  const own: Violation[] = [];
+  const record: RunRecord = { faults: base.faults, own: [] };
   const skip = await scenario.skip?.();
   if (skip) {
     log(`[${scenario.name}] skipped: ${skip}`);
@@ -89,47 +94,18 @@ export async function runScenario(
       paymentWindowSeconds: 3,
       ...scenario.sale?.(size),
     })) as Sale;
-    const history = new History();
-    const client = recordingClient(app.worker.url, history, { timeoutMs: 4_000 });
-    const ms = (ci: number, full: number) => (size === "ci" ? ci : full);
-    const ctx: ScenarioContext = {
-      app,
-      sale,
-      client,
-      history,
-      size,
-      ms,
-      workload: (overrides = {}) =>
-        runWorkload(client, {
-          productToken: sale.productToken,
-          users: size === "ci" ? 40 : 150,
-          durationMs: ms(6_000, 20_000),
-          concurrency: size === "ci" ? 6 : 12,
-          seed: opts.seed ?? 1,
-          ...overrides,
-        }),
-      fault: (d) => {
-        base.faults.push(d);
-        log(`[${scenario.name}] fault: ${d}`);
-      },
-      log: (line) => log(`[${scenario.name}] ${line}`),
-      violation: (detail) => {
-        own.push({ rule: "scenario", detail });
-        log(`[${scenario.name}] VIOLATION ${detail}`);
-      },
-    };
+    const ctx = scenarioContext(scenario, size, app, sale, record, { ...opts, log });
     log(`[${scenario.name}] ${scenario.title} (${size})`);
     await scenario.run(ctx);
-    const { settledMs } = await settle(app, sale.saleId, { timeoutMs: ms(60_000, 150_000), log: ctx.log });
-    const check = await checkSale(app, sale.saleId, history.toJSON(), scenario.checkOptions);
-    check.violations.push(...own);
+    const { settledMs } = await settle(app, sale.saleId, {
+      timeoutMs: ctx.ms(60_000, 150_000),
+      log: ctx.log,
+    });
+    const check = await checkSale(app, sale.saleId, ctx.history.toJSON(), scenario.checkOptions);
+    check.violations.push(...record.own);
     check.ok = check.violations.length === 0;
     printCheck(check, ctx.log);
-    if (opts.out) {
-      await mkdir(opts.out, { recursive: true });
-      const file = join(opts.out, `${scenario.name}.history.json`);
-      await writeFile(file, JSON.stringify({ saleId: sale.saleId, ops: history.toJSON() }));
-    }
+    if (opts.out) await writeHistory(opts.out, scenario.name, sale.saleId, ctx.history);
     return {
       ...base,
       verdict: check.ok ? "pass" : "FAIL",
@@ -148,4 +124,52 @@ export async function runScenario(
   } finally {
     await app.stop();
   }
+}
+
+/** The scenario's view of its run: the app, the sale, a recording client, the workload, faults and violations. */
+function scenarioContext(
+  scenario: Scenario,
+  size: Size,
+  app: AppUnderTest,
+  sale: Sale,
+  record: RunRecord,
+  opts: RunOptions & { log: (line: string) => void },
+): ScenarioContext {
+  const { log } = opts;
+  const history = new History();
+  const client = recordingClient(app.worker.url, history, { timeoutMs: 4_000 });
+  const ms = (ci: number, full: number) => (size === "ci" ? ci : full);
+  return {
+    app,
+    sale,
+    client,
+    history,
+    size,
+    ms,
+    workload: (overrides = {}) =>
+      runWorkload(client, {
+        productToken: sale.productToken,
+        users: size === "ci" ? 40 : 150,
+        durationMs: ms(6_000, 20_000),
+        concurrency: size === "ci" ? 6 : 12,
+        seed: opts.seed ?? 1,
+        ...overrides,
+      }),
+    fault: (d) => {
+      record.faults.push(d);
+      log(`[${scenario.name}] fault: ${d}`);
+    },
+    log: (line) => log(`[${scenario.name}] ${line}`),
+    violation: (detail) => {
+      record.own.push({ rule: "scenario", detail });
+      log(`[${scenario.name}] VIOLATION ${detail}`);
+    },
+  };
+}
+
+/** The run's history as `npm run chaos` keeps it (<out>/<scenario>.history.json, for chaos/check.ts). */
+async function writeHistory(out: string, name: string, saleId: string, history: History): Promise<void> {
+  await mkdir(out, { recursive: true });
+  const file = join(out, `${name}.history.json`);
+  await writeFile(file, JSON.stringify({ saleId, ops: history.toJSON() }));
 }

@@ -8,7 +8,7 @@
  * await runWorkload(client, { productToken, users: 80, durationMs: 10_000, concurrency: 8, seed: 1 });
  */
 
-import { prng } from "../bench/scenario";
+import { prng } from "../bench/clients/scenario";
 import type { RecordingClient } from "./client";
 import type { Op } from "./history";
 

@@ -14,12 +14,14 @@ import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type CronTrigger, startCron, wranglerCrons } from "./cron";
+import { createDemoSale, printInstructions } from "./dev-demo";
 import { migrate } from "./migrate";
 import { waitFor } from "./ports";
 import { RedisNotInstalledError } from "./redis-process";
 import { buildServer, type ServerRuntime, type ServerRuntimeName, startServer } from "./server-runtime";
 import { type Stack, startStack } from "./stack";
 import { ensureSystemPackages, MissingSystemPackagesError } from "./system-packages";
+import { readVarsFile } from "./vars-file";
 
 const root = resolve(import.meta.dirname, "..");
 const WORKER_PORT = 8787;
@@ -36,10 +38,7 @@ function runtimeOption(): "workers" | ServerRuntimeName {
 
 /** Every setting of .dev.vars (the server runtimes get them as environment variables). */
 function devVars(): Record<string, string> {
-  const vars: Record<string, string> = {};
-  for (const [, k, v] of readFileSync(join(root, ".dev.vars"), "utf8").matchAll(/^([A-Z0-9_]+)=(.*)$/gm))
-    vars[k ?? ""] = (v ?? "").trim();
-  return vars;
+  return readVarsFile(join(root, ".dev.vars"));
 }
 
 function ensureDevVars(): void {
@@ -74,129 +73,107 @@ async function fireScheduled(cron: string): Promise<void> {
   if (!res.ok) throw new Error(`scheduled handler answered ${res.status}: ${await res.text()}`);
 }
 
-async function createDemoSale(adminToken: string): Promise<{ saleId: string; productToken: string }> {
-  const now = Date.now();
-  const res = await fetch(`${workerUrl}/api/admin/sales`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
-    body: JSON.stringify({
-      productId: "demo-concert-tickets",
-      name: "Concert tickets — flash sale",
-      priceCents: 4900,
-      stock: 1000,
-      perUserLimit: 2,
-      startsAt: new Date(now - 1000).toISOString(),
-      endsAt: new Date(now + 24 * 3600_000).toISOString(),
-      paymentWindowSeconds: 300,
-    }),
-  });
-  if (res.status !== 201) throw new Error(`creating the demo sale failed: ${res.status} ${await res.text()}`);
-  return (await res.json()) as { saleId: string; productToken: string };
-}
-
-function printInstructions(sale: { saleId: string; productToken: string }, adminToken: string): void {
-  const lines = [
-    "",
-    `  Flash sale running locally (engine on ${runtimeOption()})`,
-    `  Shopper page     ${workerUrl}/`,
-    `  Operator page    ${workerUrl}/admin.html   (operator token: ${adminToken})`,
-    `  Demo sale        ${sale.saleId}: 1,000 units, limit 2 per user, live now`,
-    "",
-    "  Buy from a terminal:",
-    `    TOKEN=$(curl -s -X POST ${workerUrl}/api/dev/login -H 'Content-Type: application/json' -d '{"userId":"alice"}' | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')`,
-    `    curl -s -X POST ${workerUrl}/api/buy/${sale.productToken} -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"quantity":2}'`,
-    `    curl -s ${workerUrl}/api/orders/<orderId> -H "Authorization: Bearer $TOKEN"`,
-    `    curl -s ${workerUrl}/api/admin/sales/${sale.saleId}/stats -H 'Authorization: Bearer ${adminToken}'`,
-    "",
-    "  Shopper tokens are HS256 JWTs signed with JWT_SECRET from .dev.vars (claim sub = user id);",
-    "  POST /api/dev/login mints one for any user id on the local stack. Ctrl-C stops everything.",
-    "",
-  ];
-  console.log(lines.join("\n"));
-}
+/** What the dev command started, so that Ctrl-C (or a part exiting) stops all of it. */
+type Dev = {
+  stack?: Stack;
+  wrangler?: ChildProcess;
+  server?: ServerRuntime;
+  cron?: CronTrigger;
+  stopping: boolean;
+};
 
 async function main(): Promise<void> {
   ensureDevVars();
   await rm(join(root, ".local"), { recursive: true, force: true });
-  let stack: Stack | undefined;
-  let wrangler: ChildProcess | undefined;
-  let server: ServerRuntime | undefined;
-  let cron: CronTrigger | undefined;
+  const dev: Dev = { stopping: false };
   const runtime = runtimeOption();
-  let stopping = false;
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    cron?.stop();
-    await server?.stop().catch(() => {});
-    if (wrangler?.pid) {
-      try {
-        process.kill(-wrangler.pid, "SIGTERM");
-      } catch {}
-    }
-    await stack?.stop().catch(() => {});
-    process.exit(code);
-  };
-  process.on("SIGINT", () => void stop(0));
-  process.on("SIGTERM", () => void stop(0));
-  process.on("exit", () => {
-    if (wrangler?.pid) {
-      try {
-        process.kill(-wrangler.pid, "SIGKILL");
-      } catch {}
-    }
-  });
-
+  stopOnSignals(dev);
   try {
     ensureSystemPackages(["redis-server"], { for: "dev" });
-    stack = await startStack({ mode: "dev", handleSignals: false });
+    const stack = await startStack({ mode: "dev", handleSignals: false });
+    dev.stack = stack;
     await migrate(stack.vars.DATABASE_URL);
     console.log("[dev] migrations applied");
-    if (runtime === "workers") {
-      wrangler = startWrangler({ ...stack.vars, PUBLIC_URL: workerUrl });
-      wrangler.once("exit", (code) => {
-        if (!stopping) {
-          console.error(`[dev] wrangler dev exited (${code}); stopping`);
-          void stop(1);
-        }
-      });
-      await waitFor(async () => (await fetch(`${workerUrl}/api/health`).catch(() => null))?.ok === true, {
-        timeoutMs: 60_000,
-        what: "wrangler dev",
-      });
-      cron = startCron({ fire: fireScheduled, log: (line) => console.error(`[dev] ${line}`) });
-    } else {
-      await buildServer(runtime);
-      server = await startServer({
-        runtime,
-        port: WORKER_PORT,
-        vars: {
-          ...devVars(),
-          ...stack.vars,
-          // servers talk TCP to redis-server and Postgres (the REST stand-ins stay up for the tools)
-          REDIS_URL: stack.redis.url,
-          DATABASE_DRIVER: "tcp",
-          CRON_SCHEDULE: wranglerCrons()[0] ?? "* * * * *",
-        },
-      });
-      void server.exited.then((code) => {
-        if (!stopping) {
-          console.error(`[dev] the ${runtime} engine exited (${code}); stopping`);
-          void stop(1);
-        }
-      });
-      console.log(`[dev] engine on ${runtime} at ${workerUrl}`);
-    }
+    if (runtime === "workers") await startOnWorkers(dev, stack);
+    else await startOnServer(dev, stack, runtime);
     const adminToken = devVar("ADMIN_TOKEN");
-    printInstructions(await createDemoSale(adminToken), adminToken);
+    printInstructions(workerUrl, runtime, await createDemoSale(workerUrl, adminToken), adminToken);
   } catch (error) {
     if (error instanceof RedisNotInstalledError || error instanceof MissingSystemPackagesError) {
       console.error(`[dev] ${error.message}`);
     } else {
       console.error(`[dev] failed to start: ${error instanceof Error ? error.message : String(error)}`);
     }
-    await stop(1);
+    await stop(dev, 1);
   }
+}
+
+async function stop(dev: Dev, code: number): Promise<void> {
+  if (dev.stopping) return;
+  dev.stopping = true;
+  dev.cron?.stop();
+  await dev.server?.stop().catch(() => {});
+  if (dev.wrangler?.pid) {
+    try {
+      process.kill(-dev.wrangler.pid, "SIGTERM");
+    } catch {}
+  }
+  await dev.stack?.stop().catch(() => {});
+  process.exit(code);
+}
+
+function stopOnSignals(dev: Dev): void {
+  process.on("SIGINT", () => void stop(dev, 0));
+  process.on("SIGTERM", () => void stop(dev, 0));
+  process.on("exit", () => {
+    if (dev.wrangler?.pid) {
+      try {
+        process.kill(-dev.wrangler.pid, "SIGKILL");
+      } catch {}
+    }
+  });
+}
+
+/** `wrangler dev` on the stack, and the local Cron Trigger firing its scheduled handler. */
+async function startOnWorkers(dev: Dev, stack: Stack): Promise<void> {
+  const wrangler = startWrangler({ ...stack.vars, PUBLIC_URL: workerUrl });
+  dev.wrangler = wrangler;
+  wrangler.once("exit", (code) => {
+    if (!dev.stopping) {
+      console.error(`[dev] wrangler dev exited (${code}); stopping`);
+      void stop(dev, 1);
+    }
+  });
+  await waitFor(async () => (await fetch(`${workerUrl}/api/health`).catch(() => null))?.ok === true, {
+    timeoutMs: 60_000,
+    what: "wrangler dev",
+  });
+  dev.cron = startCron({ fire: fireScheduled, log: (line) => console.error(`[dev] ${line}`) });
+}
+
+/** The engine's bundle on Deno or Bun, talking TCP to the stack's redis-server and Postgres. */
+async function startOnServer(dev: Dev, stack: Stack, runtime: ServerRuntimeName): Promise<void> {
+  await buildServer(runtime);
+  const server = await startServer({
+    runtime,
+    port: WORKER_PORT,
+    vars: {
+      ...devVars(),
+      ...stack.vars,
+      // servers talk TCP to redis-server and Postgres (the REST stand-ins stay up for the tools)
+      REDIS_URL: stack.redis.url,
+      DATABASE_DRIVER: "tcp",
+      CRON_SCHEDULE: wranglerCrons()[0] ?? "* * * * *",
+    },
+  });
+  dev.server = server;
+  void server.exited.then((code) => {
+    if (!dev.stopping) {
+      console.error(`[dev] the ${runtime} engine exited (${code}); stopping`);
+      void stop(dev, 1);
+    }
+  });
+  console.log(`[dev] engine on ${runtime} at ${workerUrl}`);
 }
 
 void main();

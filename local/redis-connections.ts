@@ -48,38 +48,19 @@ export type RedisConnections = {
   close(): Promise<void>;
 };
 
-export function createRedisConnections(options: {
+export type RedisConnectionOptions = {
   redisUrl: string;
   shared: number;
   exclusive: number;
   /** Connect timeout, and how long `borrow` waits for a free connection. */
   timeoutMs: number;
-}): RedisConnections {
-  const connect = () => {
-    const conn = new Redis(options.redisUrl, {
-      protocol: 2,
-      stringNumbers: true,
-      connectTimeout: options.timeoutMs,
-      enableOfflineQueue: false,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      disableClientInfo: true,
-      retryStrategy: (times) => Math.min(times * 50, 500),
-    });
-    conn.on("error", () => undefined);
-    return conn;
-  };
-  const shared = Array.from({ length: options.shared }, connect);
-  const idle: Redis[] = [];
-  const waiters: Array<(conn: Redis) => void> = [];
-  let lent = 0;
-  let next = 0;
-  let closed = false;
-  const usable = async (conn: Redis) => {
-    await whenReady(conn, options.timeoutMs);
-    return conn;
-  };
+};
 
+export function createRedisConnections(options: RedisConnectionOptions): RedisConnections {
+  const connect = () => connection(options);
+  const shared = Array.from({ length: options.shared }, connect);
+  const pool: ExclusivePool = { options, connect, idle: [], waiters: [], lent: 0, closed: false };
+  let next = 0;
   return {
     shared() {
       const conn = shared[next++ % shared.length];
@@ -87,53 +68,89 @@ export function createRedisConnections(options: {
       return conn;
     },
     dedicated() {
-      if (closed) return Promise.reject(new Error("connections closed"));
-      return usable(connect());
+      if (pool.closed) return Promise.reject(new Error("connections closed"));
+      return usable(connect(), options.timeoutMs);
     },
-    borrow() {
-      if (closed) return Promise.reject(new Error("connections closed"));
-      const conn = idle.pop();
-      if (conn) return usable(conn);
-      if (lent < options.exclusive) {
-        lent++;
-        return usable(connect());
-      }
-      return new Promise<Redis>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.splice(waiters.indexOf(take), 1);
-          reject(new Error("no Redis connection free for a transaction"));
-        }, options.timeoutMs);
-        const take = (c: Redis) => {
-          clearTimeout(timer);
-          resolve(c);
-        };
-        waiters.push(take);
-      });
-    },
-    giveBack(conn, healthy = true) {
-      if (!healthy || closed) {
-        conn.disconnect();
-        lent--;
-        const waiter = waiters.shift();
-        if (waiter && !closed) {
-          lent++;
-          waiter(connect());
-        }
-        return;
-      }
-      const waiter = waiters.shift();
-      if (waiter) waiter(conn);
-      else idle.push(conn);
-    },
+    borrow: () => borrow(pool),
+    giveBack: (conn, healthy = true) => giveBack(pool, conn, healthy),
     async ready(waitMs) {
       await Promise.all(shared.map((conn) => whenReady(conn, waitMs)));
     },
     async close() {
-      closed = true;
-      for (const conn of [...shared, ...idle]) conn.disconnect();
-      idle.length = 0;
+      pool.closed = true;
+      for (const conn of [...shared, ...pool.idle]) conn.disconnect();
+      pool.idle.length = 0;
     },
   };
+}
+
+/** A connection with replies untouched, failing at once while Redis is down, reconnecting in the background. */
+function connection(options: RedisConnectionOptions): Redis {
+  const conn = new Redis(options.redisUrl, {
+    protocol: 2,
+    stringNumbers: true,
+    connectTimeout: options.timeoutMs,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    disableClientInfo: true,
+    retryStrategy: (times) => Math.min(times * 50, 500),
+  });
+  conn.on("error", () => undefined);
+  return conn;
+}
+
+async function usable(conn: Redis, timeoutMs: number): Promise<Redis> {
+  await whenReady(conn, timeoutMs);
+  return conn;
+}
+
+/** The connections lent to one user at a time (transactions): at most `exclusive`, then callers wait. */
+type ExclusivePool = {
+  options: RedisConnectionOptions;
+  connect: () => Redis;
+  idle: Redis[];
+  waiters: Array<(conn: Redis) => void>;
+  lent: number;
+  closed: boolean;
+};
+
+function borrow(pool: ExclusivePool): Promise<Redis> {
+  const { options, idle, waiters } = pool;
+  if (pool.closed) return Promise.reject(new Error("connections closed"));
+  const conn = idle.pop();
+  if (conn) return usable(conn, options.timeoutMs);
+  if (pool.lent < options.exclusive) {
+    pool.lent++;
+    return usable(pool.connect(), options.timeoutMs);
+  }
+  return new Promise<Redis>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      waiters.splice(waiters.indexOf(take), 1);
+      reject(new Error("no Redis connection free for a transaction"));
+    }, options.timeoutMs);
+    const take = (c: Redis) => {
+      clearTimeout(timer);
+      resolve(c);
+    };
+    waiters.push(take);
+  });
+}
+
+function giveBack(pool: ExclusivePool, conn: Redis, healthy: boolean): void {
+  if (!healthy || pool.closed) {
+    conn.disconnect();
+    pool.lent--;
+    const waiter = pool.waiters.shift();
+    if (waiter && !pool.closed) {
+      pool.lent++;
+      waiter(pool.connect());
+    }
+    return;
+  }
+  const waiter = pool.waiters.shift();
+  if (waiter) waiter(conn);
+  else pool.idle.push(conn);
 }
 
 /** Resolves when `conn` is ready or `waitMs` has passed, whichever comes first. */

@@ -13,38 +13,20 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { build } from "esbuild";
 import { LOOPBACK, portOrFree, waitFor } from "./ports";
-import type { WorkerRuntime } from "./worker-runtime";
+import {
+  buildServer,
+  bundleForServer,
+  type ServerRuntimeName,
+  serverBundle,
+  serverBundleDir,
+} from "./server-bundle";
+import type { RuntimeOptions, WorkerRuntime } from "./worker-runtime";
 
 const root = resolve(import.meta.dirname, "..");
-export type ServerRuntimeName = "deno" | "bun";
-export const serverBundleDir = join(root, ".wrangler", "servers");
 
-/** The bundle's path for a runtime. */
-export function serverBundle(runtime: ServerRuntimeName, outdir = serverBundleDir): string {
-  return join(outdir, runtime, "server.js");
-}
-
-/** Bundles src/runtime/<runtime>.ts into one ES module (.wrangler/servers/<runtime>/server.js). */
-export async function buildServer(runtime: ServerRuntimeName, outdir = serverBundleDir): Promise<string> {
-  const outfile = serverBundle(runtime, outdir);
-  await build({
-    entryPoints: [join(root, "src", "runtime", `${runtime}.ts`)],
-    outfile,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "es2022",
-    loader: { ".lua": "text" },
-    // CommonJS dependencies call require() for Node built-ins; give the ES module one.
-    banner: {
-      js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',
-    },
-    logLevel: "error",
-  });
-  return outfile;
-}
+/** The bundle's build lives in server-bundle.ts; these stay importable from here. */
+export { buildServer, bundleForServer, type ServerRuntimeName, serverBundle, serverBundleDir };
 
 /** The runtime's binary: $DENO_BIN / $BUN_BIN, else node_modules/.bin (the npm packages), else PATH. */
 export function runtimeBinary(runtime: ServerRuntimeName): string {
@@ -74,84 +56,28 @@ export type ServerRuntime = WorkerRuntime & {
  * environment; PUBLIC_URL is this server's URL. CRON_SCHEDULE defaults to "off" (as Miniflare never
  * fires crons by itself): `scheduled()` runs the handler (SIGUSR2) and waits for its report line.
  */
-export async function startServer(options: {
-  runtime: ServerRuntimeName;
-  vars: Record<string, string>;
-  port?: number;
-  outdir?: string;
-  onOutput?: (text: string) => void;
-}): Promise<ServerRuntime> {
+export async function startServer(
+  options: RuntimeOptions & { runtime: ServerRuntimeName },
+): Promise<ServerRuntime> {
   const port = await portOrFree(options.port);
-  const url = `http://${LOOPBACK}:${port}`;
-  const bundle = serverBundle(options.runtime, options.outdir);
-  let vars = options.vars;
-  let sweeps = 0;
-  const sweepWaiters: Array<{ after: number; resolve: () => void }> = [];
-
-  const launch = (env: Record<string, string>) => {
-    const [command, args] = commandFor(options.runtime, bundle);
-    const child = spawn(command, args, {
-      cwd: root,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "",
-        CRON_SCHEDULE: "off",
-        ...env,
-        HOSTNAME: LOOPBACK,
-        PORT: String(port),
-        PUBLIC_URL: url,
-        NO_COLOR: "1",
-      },
-    });
-    const exited = new Promise<number | null>((r) =>
-      child.once("exit", (code, signal) => r(code ?? (signal ? -1 : null))),
-    );
-    let buffered = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      const text = chunk.toString();
-      buffered += text;
-      for (let i = buffered.indexOf("\n"); i >= 0; i = buffered.indexOf("\n")) {
-        const line = buffered.slice(0, i);
-        buffered = buffered.slice(i + 1);
-        if (line.startsWith("sweep {")) {
-          sweeps++;
-          for (const w of sweepWaiters.splice(0))
-            (sweeps > w.after ? w.resolve : () => sweepWaiters.push(w))();
-        }
-      }
-      (options.onOutput ?? ((t: string) => process.stdout.write(t)))(text);
-    });
-    child.stderr?.on("data", (chunk: Buffer) =>
-      (options.onOutput ?? ((t: string) => process.stderr.write(t)))(chunk.toString()),
-    );
-    return { child, exited };
+  const engine: Engine = {
+    runtime: options.runtime,
+    port,
+    url: `http://${LOOPBACK}:${port}`,
+    bundle: serverBundle(options.runtime, options.outdir),
+    onOutput: options.onOutput,
+    sweeps: { count: 0, waiters: [] },
   };
-
-  const ready = async (exited: Promise<number | null>) => {
-    let gone = false;
-    void exited.then(() => {
-      gone = true;
-    });
-    await waitFor(
-      async () => {
-        if (gone) throw new Error(`${options.runtime} engine exited before it listened`);
-        return (await fetch(`${url}/api/health`).catch(() => null))?.ok === true;
-      },
-      { timeoutMs: 30_000, what: `${options.runtime} engine on ${url}` },
-    );
-  };
-
-  let current = launch(vars);
-  await ready(current.exited);
+  let current = launch(engine, options.vars);
+  await untilListening(engine, current.exited);
 
   const kill = async (signal: NodeJS.Signals = "SIGTERM") => {
     if (current.child.exitCode === null && current.child.signalCode === null) current.child.kill(signal);
     return current.exited;
   };
-  const handle: ServerRuntime = {
+  return {
     runtime: options.runtime,
-    url,
+    url: engine.url,
     port,
     get child() {
       return current.child;
@@ -160,15 +86,16 @@ export async function startServer(options: {
       return current.exited;
     },
     async scheduled() {
-      const done = new Promise<void>((resolve) => sweepWaiters.push({ after: sweeps, resolve }));
+      const done = new Promise<void>((resolve) =>
+        engine.sweeps.waiters.push({ after: engine.sweeps.count, resolve }),
+      );
       current.child.kill("SIGUSR2");
       await done;
     },
     async setVars(next) {
       await kill("SIGTERM");
-      vars = next;
-      current = launch(vars);
-      await ready(current.exited);
+      current = launch(engine, next);
+      await untilListening(engine, current.exited);
     },
     kill,
     async stop() {
@@ -177,5 +104,76 @@ export async function startServer(options: {
       clearTimeout(timer);
     },
   };
-  return handle;
+}
+
+/** One engine across its restarts: where it listens, its bundle, and the sweeps it reported. */
+type Engine = {
+  runtime: ServerRuntimeName;
+  port: number;
+  url: string;
+  bundle: string;
+  onOutput: ((text: string) => void) | undefined;
+  /** "sweep {…}" report lines seen, and `scheduled()` calls waiting for the next one. */
+  sweeps: { count: number; waiters: Array<{ after: number; resolve: () => void }> };
+};
+
+/** Spawns the engine process with `env`, forwarding its output and counting its sweep reports. */
+function launch(
+  engine: Engine,
+  env: Record<string, string>,
+): { child: ChildProcess; exited: Promise<number | null> } {
+  const [command, args] = commandFor(engine.runtime, engine.bundle);
+  const child = spawn(command, args, {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      CRON_SCHEDULE: "off",
+      ...env,
+      HOSTNAME: LOOPBACK,
+      PORT: String(engine.port),
+      PUBLIC_URL: engine.url,
+      NO_COLOR: "1",
+    },
+  });
+  const exited = new Promise<number | null>((r) =>
+    child.once("exit", (code, signal) => r(code ?? (signal ? -1 : null))),
+  );
+  let buffered = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    const text = chunk.toString();
+    buffered += text;
+    for (let i = buffered.indexOf("\n"); i >= 0; i = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, i);
+      buffered = buffered.slice(i + 1);
+      if (line.startsWith("sweep {")) sweepReported(engine.sweeps);
+    }
+    (engine.onOutput ?? ((t: string) => process.stdout.write(t)))(text);
+  });
+  child.stderr?.on("data", (chunk: Buffer) =>
+    (engine.onOutput ?? ((t: string) => process.stderr.write(t)))(chunk.toString()),
+  );
+  return { child, exited };
+}
+
+function sweepReported(sweeps: Engine["sweeps"]): void {
+  sweeps.count++;
+  for (const w of sweeps.waiters.splice(0))
+    (sweeps.count > w.after ? w.resolve : () => sweeps.waiters.push(w))();
+}
+
+/** Resolves once the engine answers its health route; rejects if it exits first. */
+async function untilListening(engine: Engine, exited: Promise<number | null>): Promise<void> {
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  await waitFor(
+    async () => {
+      if (gone) throw new Error(`${engine.runtime} engine exited before it listened`);
+      return (await fetch(`${engine.url}/api/health`).catch(() => null))?.ok === true;
+    },
+    { timeoutMs: 30_000, what: `${engine.runtime} engine on ${engine.url}` },
+  );
 }

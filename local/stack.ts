@@ -17,8 +17,6 @@
  * await stack.qstash.idle(10_000);
  * await stack.stop();
  */
-import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -27,6 +25,7 @@ import { type PostgresProcess, startPostgres } from "./postgres-process";
 import type { Faults } from "./qstash-scheduler";
 import { type QStashServer, startQStashServer } from "./qstash-server";
 import { type RedisProcess, startRedis } from "./redis-process";
+import { devSecrets, type Secrets, testSecrets } from "./stack-secrets";
 import { startUpstashRedisServer, type UpstashRedisServer } from "./upstash-redis-server";
 
 export type StackOptions = {
@@ -100,23 +99,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     log(
       `${postgres.external ? "external " : ""}Postgres at ${postgres.databaseUrl.replace(/:[^:@/]+@/, ":***@")}`,
     );
-    const [upstash, neon, qstash] = await Promise.all([
-      startUpstashRedisServer({
-        port: dev ? DEV_PORTS.upstash : 0,
-        redisUrl: redis.url,
-        token: secrets.UPSTASH_REDIS_REST_TOKEN,
-      }),
-      startNeonHttpServer({ port: dev ? DEV_PORTS.neon : 0, databaseUrl: postgres.databaseUrl }),
-      startQStashServer({
-        port: dev ? DEV_PORTS.qstash : 0,
-        token: secrets.QSTASH_TOKEN,
-        currentSigningKey: secrets.QSTASH_CURRENT_SIGNING_KEY,
-        nextSigningKey: secrets.QSTASH_NEXT_SIGNING_KEY,
-        retryBaseMs: options.qstash?.retryBaseMs ?? (dev ? 1_000 : 100),
-        ...(options.qstash?.maxRetries !== undefined ? { maxRetries: options.qstash.maxRetries } : {}),
-        ...(options.qstash?.faults ? { faults: options.qstash.faults } : {}),
-      }),
-    ]);
+    const { upstash, neon, qstash } = await startStandIns(options, secrets, redis, postgres);
     stops.push(
       () => upstash.close(),
       () => neon.close(),
@@ -133,16 +116,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     return {
       mode: options.mode,
       dir,
-      vars: {
-        UPSTASH_REDIS_REST_URL: upstash.url,
-        UPSTASH_REDIS_REST_TOKEN: secrets.UPSTASH_REDIS_REST_TOKEN,
-        QSTASH_URL: qstash.url,
-        QSTASH_TOKEN: secrets.QSTASH_TOKEN,
-        QSTASH_CURRENT_SIGNING_KEY: secrets.QSTASH_CURRENT_SIGNING_KEY,
-        QSTASH_NEXT_SIGNING_KEY: secrets.QSTASH_NEXT_SIGNING_KEY,
-        DATABASE_URL: postgres.databaseUrl,
-        NEON_HTTP_ENDPOINT: neon.url,
-      },
+      vars: stackVars(secrets, { upstash, qstash, neon, postgres }),
       redis,
       postgres,
       upstash,
@@ -156,33 +130,47 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
 }
 
-type Secrets = Pick<
-  StackVars,
-  "UPSTASH_REDIS_REST_TOKEN" | "QSTASH_TOKEN" | "QSTASH_CURRENT_SIGNING_KEY" | "QSTASH_NEXT_SIGNING_KEY"
->;
-
-/** Tokens and keys from `.dev.vars` (what `wrangler dev` reads), else `.dev.vars.example`. */
-function devSecrets(): Secrets {
-  const file = [".dev.vars", ".dev.vars.example"].map((f) => join(root, f)).find((f) => existsSync(f));
-  const vars: Record<string, string> = {};
-  if (file)
-    for (const [, k, v] of readFileSync(file, "utf8").matchAll(/^([A-Z0-9_]+)=(.*)$/gm))
-      vars[k ?? ""] = (v ?? "").trim();
-  return {
-    UPSTASH_REDIS_REST_TOKEN: vars.UPSTASH_REDIS_REST_TOKEN ?? "local-upstash-token",
-    QSTASH_TOKEN: vars.QSTASH_TOKEN ?? "local-qstash-token",
-    QSTASH_CURRENT_SIGNING_KEY: vars.QSTASH_CURRENT_SIGNING_KEY ?? "sig_local_current_signing_key",
-    QSTASH_NEXT_SIGNING_KEY: vars.QSTASH_NEXT_SIGNING_KEY ?? "sig_local_next_signing_key",
-  };
+/** The Upstash REST, Neon HTTP and QStash stand-ins, started together once Redis and Postgres are up. */
+async function startStandIns(
+  options: StackOptions,
+  secrets: Secrets,
+  redis: RedisProcess,
+  postgres: PostgresProcess,
+) {
+  const dev = options.mode === "dev";
+  const [upstash, neon, qstash] = await Promise.all([
+    startUpstashRedisServer({
+      port: dev ? DEV_PORTS.upstash : 0,
+      redisUrl: redis.url,
+      token: secrets.UPSTASH_REDIS_REST_TOKEN,
+    }),
+    startNeonHttpServer({ port: dev ? DEV_PORTS.neon : 0, databaseUrl: postgres.databaseUrl }),
+    startQStashServer({
+      port: dev ? DEV_PORTS.qstash : 0,
+      token: secrets.QSTASH_TOKEN,
+      currentSigningKey: secrets.QSTASH_CURRENT_SIGNING_KEY,
+      nextSigningKey: secrets.QSTASH_NEXT_SIGNING_KEY,
+      retryBaseMs: options.qstash?.retryBaseMs ?? (dev ? 1_000 : 100),
+      ...(options.qstash?.maxRetries !== undefined ? { maxRetries: options.qstash.maxRetries } : {}),
+      ...(options.qstash?.faults ? { faults: options.qstash.faults } : {}),
+    }),
+  ]);
+  return { upstash, neon, qstash };
 }
 
-function testSecrets(): Secrets {
-  const id = () => randomUUID().replaceAll("-", "");
+function stackVars(
+  secrets: Secrets,
+  s: { upstash: UpstashRedisServer; qstash: QStashServer; neon: NeonHttpServer; postgres: PostgresProcess },
+): StackVars {
   return {
-    UPSTASH_REDIS_REST_TOKEN: `test-upstash-${id()}`,
-    QSTASH_TOKEN: `test-qstash-${id()}`,
-    QSTASH_CURRENT_SIGNING_KEY: `sig_test_current_${id()}`,
-    QSTASH_NEXT_SIGNING_KEY: `sig_test_next_${id()}`,
+    UPSTASH_REDIS_REST_URL: s.upstash.url,
+    UPSTASH_REDIS_REST_TOKEN: secrets.UPSTASH_REDIS_REST_TOKEN,
+    QSTASH_URL: s.qstash.url,
+    QSTASH_TOKEN: secrets.QSTASH_TOKEN,
+    QSTASH_CURRENT_SIGNING_KEY: secrets.QSTASH_CURRENT_SIGNING_KEY,
+    QSTASH_NEXT_SIGNING_KEY: secrets.QSTASH_NEXT_SIGNING_KEY,
+    DATABASE_URL: s.postgres.databaseUrl,
+    NEON_HTTP_ENDPOINT: s.neon.url,
   };
 }
 

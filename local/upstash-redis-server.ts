@@ -34,7 +34,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type OnNode, serveOnNode } from "./hono-on-node";
 import { errorMessage as message } from "./http-util";
-import { createRedisConnections } from "./redis-connections";
+import { createRedisConnections, type RedisConnections } from "./redis-connections";
 import { toCommand } from "./upstash-commands";
 import { replyJson } from "./upstash-reply";
 import { badRequest, createRunner, type Reply } from "./upstash-run";
@@ -74,83 +74,94 @@ export async function startUpstashRedisServer(
 ): Promise<UpstashRedisServer> {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const conns = createRedisConnections({ redisUrl: options.redisUrl, shared: 4, exclusive: 4, timeoutMs });
-  const runner = createRunner(conns);
-  let faults: UpstashFaults = { replyTimeoutMs: null, ...options.faults };
-  let syncToken = 0;
-
-  /** Answers the reply as Upstash's JSON, or the injected 503 once `replyTimeoutMs` passes first. */
-  const answer = async (c: Context<OnNode>, work: Reply | Promise<Reply>) => {
-    const limit = faults.replyTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<Reply>((resolve) => {
-      if (limit !== null)
-        timer = setTimeout(() => resolve(unavailable(`ERR fault: no reply within ${limit} ms`)), limit);
-    });
-    const { status, body } = await Promise.race([Promise.resolve(work), timedOut]).finally(() =>
-      clearTimeout(timer),
-    );
-    return c.body(replyJson(body), status as ContentfulStatusCode, { "content-type": "application/json" });
-  };
-  const base64 = (c: Context<OnNode>) => c.req.header("upstash-encoding")?.toLowerCase() === "base64";
-
-  const app = new Hono<OnNode>({ strict: false })
-    .use(async (c, next) => {
-      await next();
-      c.header("upstash-sync-token", String(++syncToken));
-    })
-    .use((c, next) =>
-      METHODS.has(c.req.method) ? next() : Promise.resolve(c.json({ error: "ERR method not allowed" }, 405)),
-    )
-    // Upstash answers 401 for a missing, malformed or wrong token alike (hono/bearer-auth says 400 to a malformed one)
-    .use((c, next) =>
-      c.req.header("Authorization") === `Bearer ${options.token}`
-        ? next()
-        : Promise.resolve(c.json(UNAUTHORIZED_BODY, 401)),
-    )
-    .post("/", async (c) => {
-      const command = toCommand(await jsonBody(c));
-      if (typeof command === "string") return answer(c, badRequest(command));
-      return answer(c, runner.single(command, base64(c), c.env.gone));
-    })
-    .post("/pipeline", async (c) => {
-      const commands = commandList(await jsonBody(c));
-      if (typeof commands === "string") return answer(c, badRequest(commands));
-      return answer(c, runner.pipeline(commands, base64(c), c.env.gone));
-    })
-    .post("/multi-exec", async (c) => {
-      const commands = commandList(await jsonBody(c));
-      const invalid = typeof commands === "string" ? commands : commands.find((x) => typeof x === "string");
-      if (typeof invalid === "string") return answer(c, badRequest(invalid));
-      return answer(c, runner.multiExec(commands as string[][], base64(c)));
-    })
-    .post("/subscribe/*", subscribeHandler(conns, "subscribe"))
-    .post("/psubscribe/*", subscribeHandler(conns, "psubscribe"))
-    .notFound((c) =>
-      c.json(
-        {
-          error: `ERR ${c.req.method} ${c.req.path} is not implemented by the local Upstash REST server (send commands as JSON to POST /, /pipeline or /multi-exec)`,
-        },
-        501,
-      ),
-    )
-    .onError((error, c) =>
-      error instanceof HTTPException ? error.getResponse() : c.json({ error: `ERR ${message(error)}` }, 400),
-    );
-
-  const server = await serveOnNode(app, { port: options.port });
+  const state: RestState = { faults: { replyTimeoutMs: null, ...options.faults }, syncToken: 0 };
+  const server = await serveOnNode(restApp(options.token, conns, state), { port: options.port });
   await conns.ready(timeoutMs);
   return {
     url: server.url,
     port: server.port,
     setFaults(next) {
-      faults = { ...faults, ...next };
+      state.faults = { ...state.faults, ...next };
     },
-    faults: () => ({ ...faults }),
+    faults: () => ({ ...state.faults }),
     async close() {
       await server.close();
       await conns.close();
     },
   };
+}
+
+/** What the server changes as it runs: the injected faults, and the last sync token sent. */
+type RestState = { faults: UpstashFaults; syncToken: number };
+
+/** The REST routes: the bearer token checked, then single commands, pipelines, transactions, subscriptions. */
+function restApp(token: string, conns: RedisConnections, state: RestState) {
+  const runner = createRunner(conns);
+  const answer = (c: Context<OnNode>, work: Reply | Promise<Reply>) => answerWithin(c, work, state.faults);
+  const base64 = (c: Context<OnNode>) => c.req.header("upstash-encoding")?.toLowerCase() === "base64";
+  return (
+    new Hono<OnNode>({ strict: false })
+      .use(async (c, next) => {
+        await next();
+        c.header("upstash-sync-token", String(++state.syncToken));
+      })
+      .use((c, next) =>
+        METHODS.has(c.req.method)
+          ? next()
+          : Promise.resolve(c.json({ error: "ERR method not allowed" }, 405)),
+      )
+      // Upstash answers 401 for a missing, malformed or wrong token alike (hono/bearer-auth says 400 to a malformed one)
+      .use((c, next) =>
+        c.req.header("Authorization") === `Bearer ${token}`
+          ? next()
+          : Promise.resolve(c.json(UNAUTHORIZED_BODY, 401)),
+      )
+      .post("/", async (c) => {
+        const command = toCommand(await jsonBody(c));
+        if (typeof command === "string") return answer(c, badRequest(command));
+        return answer(c, runner.single(command, base64(c), c.env.gone));
+      })
+      .post("/pipeline", async (c) => {
+        const commands = commandList(await jsonBody(c));
+        if (typeof commands === "string") return answer(c, badRequest(commands));
+        return answer(c, runner.pipeline(commands, base64(c), c.env.gone));
+      })
+      .post("/multi-exec", async (c) => {
+        const commands = commandList(await jsonBody(c));
+        const invalid = typeof commands === "string" ? commands : commands.find((x) => typeof x === "string");
+        if (typeof invalid === "string") return answer(c, badRequest(invalid));
+        return answer(c, runner.multiExec(commands as string[][], base64(c)));
+      })
+      .post("/subscribe/*", subscribeHandler(conns, "subscribe"))
+      .post("/psubscribe/*", subscribeHandler(conns, "psubscribe"))
+      .notFound((c) =>
+        c.json(
+          {
+            error: `ERR ${c.req.method} ${c.req.path} is not implemented by the local Upstash REST server (send commands as JSON to POST /, /pipeline or /multi-exec)`,
+          },
+          501,
+        ),
+      )
+      .onError((error, c) =>
+        error instanceof HTTPException
+          ? error.getResponse()
+          : c.json({ error: `ERR ${message(error)}` }, 400),
+      )
+  );
+}
+
+/** Answers the reply as Upstash's JSON, or the injected 503 once `replyTimeoutMs` passes first. */
+async function answerWithin(c: Context<OnNode>, work: Reply | Promise<Reply>, faults: UpstashFaults) {
+  const limit = faults.replyTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<Reply>((resolve) => {
+    if (limit !== null)
+      timer = setTimeout(() => resolve(unavailable(`ERR fault: no reply within ${limit} ms`)), limit);
+  });
+  const { status, body } = await Promise.race([Promise.resolve(work), timedOut]).finally(() =>
+    clearTimeout(timer),
+  );
+  return c.body(replyJson(body), status as ContentfulStatusCode, { "content-type": "application/json" });
 }
 
 /** The request's JSON body; a body that is not JSON is refused as Upstash does. */

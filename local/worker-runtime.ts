@@ -15,6 +15,7 @@ import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
 import { LOOPBACK, portOrFree } from "./ports";
+import { readVarsFile } from "./vars-file";
 
 const root = resolve(import.meta.dirname, "..");
 export const bundleDir = join(root, ".wrangler", "dist");
@@ -46,11 +47,7 @@ export function wranglerVars(): Record<string, string> {
 
 /** The secrets of .dev.vars.example (tests use those values; stacks override the URLs). */
 export function exampleSecrets(): Record<string, string> {
-  const text = readFileSync(join(root, ".dev.vars.example"), "utf8");
-  const vars: Record<string, string> = {};
-  for (const match of text.matchAll(/^([A-Z0-9_]+)=(.*)$/gm))
-    vars[match[1] as string] = (match[2] as string).trim();
-  return vars;
+  return readVarsFile(join(root, ".dev.vars.example"));
 }
 
 /** The bundle's modules, listed (Miniflare cannot follow the dynamic import inside @upstash/qstash). */
@@ -68,6 +65,17 @@ function forward(onOutput: (text: string) => void) {
   };
 }
 
+/** How the engine is started, on workerd (startWorker) or a server runtime (startServer). */
+export type RuntimeOptions = {
+  vars: Record<string, string>;
+  /** 0 or absent: a free port. */
+  port?: number;
+  /** Where the built bundle is. */
+  outdir?: string;
+  /** Receives the engine's stdout and stderr (console output, runtime warnings) instead of this process. */
+  onOutput?: (text: string) => void;
+};
+
 export type WorkerRuntime = {
   url: string;
   port: number;
@@ -82,15 +90,12 @@ export type WorkerRuntime = {
  * Starts the built worker in workerd on `port` (0 = a free port) with `vars` as its bindings. The
  * public URL the worker gives QStash for its jobs (PUBLIC_URL) is always this server's URL.
  */
-export async function startWorker(options: {
-  vars: Record<string, string>;
-  port?: number;
-  outdir?: string;
-  /** Serve `public/` in front of the worker, routed as wrangler.toml says (`run_worker_first`). */
-  assets?: boolean;
-  /** Receives workerd's stdout and stderr (console output, runtime warnings) instead of this process. */
-  onOutput?: (text: string) => void;
-}): Promise<WorkerRuntime> {
+export async function startWorker(
+  options: RuntimeOptions & {
+    /** Serve `public/` in front of the worker, routed as wrangler.toml says (`run_worker_first`). */
+    assets?: boolean;
+  },
+): Promise<WorkerRuntime> {
   const port = await portOrFree(options.port);
   const url = `http://${LOOPBACK}:${port}`;
   const outdir = options.outdir ?? bundleDir;

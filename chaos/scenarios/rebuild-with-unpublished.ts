@@ -1,8 +1,6 @@
-import { newOrderId } from "../../src/ids";
-import { reserve } from "../../test/support/lua";
 import { ADMIN_TOKEN } from "../../test/support/shopper";
 import type { Scenario, ScenarioContext } from "../scenario";
-import { random } from "../workload";
+import { scriptOnlyReservations } from "../script-reservations";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -22,10 +20,15 @@ export const rebuildWithUnpublished: Scenario = {
   async run(ctx) {
     const durationMs = ctx.ms(8_000, 20_000);
     const rebuilds = ctx.size === "ci" ? 2 : 4;
-    const unpublished = { count: 0 };
-    await Promise.all([
+    const [, unpublished] = await Promise.all([
       ctx.workload({ durationMs }),
-      scriptOnlyReservations(ctx, durationMs, unpublished),
+      scriptOnlyReservations(ctx, {
+        seed: 11,
+        keyPrefix: "unpublished-",
+        durationMs,
+        pause: { baseMs: 80, spreadMs: 160 },
+        reserved: () => ({ outcome: "ok", status: 202, note: "never published" }),
+      }),
       (async () => {
         for (let i = 0; i < rebuilds; i++) {
           await sleep(durationMs / (rebuilds + 1));
@@ -33,7 +36,7 @@ export const rebuildWithUnpublished: Scenario = {
         }
       })(),
     ]);
-    ctx.fault(`${unpublished.count} reservations made by the script alone, never published`);
+    ctx.fault(`${unpublished} reservations made by the script alone, never published`);
   },
 };
 
@@ -55,41 +58,4 @@ async function rebuildWhileHeld(ctx: ScenarioContext): Promise<void> {
   ctx.fault(
     `operator rebuild with QStash delivery held: ${report.liveOrders} orders from Postgres, ${report.keptOrders} kept from the outbox`,
   );
-}
-
-async function scriptOnlyReservations(
-  ctx: ScenarioContext,
-  durationMs: number,
-  unpublished: { count: number },
-): Promise<void> {
-  const { app, sale, history } = ctx;
-  const rnd = random(11);
-  const until = Date.now() + durationMs;
-  for (let i = 0; Date.now() < until; i++) {
-    const userId = `u${Math.floor(rnd() * (ctx.size === "ci" ? 40 : 150))}`;
-    const quantity = rnd() < 0.7 ? 1 : 2;
-    const idempotencyKey = `unpublished-${i}`;
-    const orderId = newOrderId(sale.saleId);
-    const op = history.invoke({ kind: "buy", userId, quantity, idempotencyKey, orderId, via: "script" });
-    try {
-      const reply = await reserve(app.redis, sale.saleId, {
-        orderId,
-        userId,
-        quantity,
-        now: Date.now(),
-        idem: idempotencyKey,
-      });
-      const reserved = Number(reply[0]) === 1;
-      if (reserved) unpublished.count++;
-      history.complete(
-        op,
-        reserved
-          ? { outcome: "ok", status: 202, note: "never published" }
-          : { outcome: "failed", status: 409, code: `script ${reply[0]}` },
-      );
-    } catch (error) {
-      history.complete(op, { outcome: "unknown", note: String(error) });
-    }
-    await sleep(80 + rnd() * 160);
-  }
 }

@@ -1,8 +1,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DESKTOP, hasChromium, launchBrowser, SKIP_REASON, watchErrors } from "../support/browser";
-import { type SiteClient, siteClient } from "../support/site-client";
-import { type Site, startSite } from "../support/site-worker";
+import { describe, expect, it } from "vitest";
+import { DESKTOP, hasChromium, SKIP_REASON, watchErrors } from "../support/browser";
+import { browserSiteForDescribe, shopperContext } from "../support/browser-site";
+import type { SiteClient } from "../support/site-client";
+import type { Site } from "../support/site-worker";
 
 let site: Site;
 let client: SiteClient;
@@ -12,16 +13,7 @@ const pageErrors: string[][] = [];
 
 /** A page in a fresh profile (signed in as `userId` when given) and the API requests it makes. */
 async function shopperPage(userId?: string): Promise<{ page: Page; requests: string[] }> {
-  const context = await browser.newContext({ viewport: DESKTOP, baseURL: site.url });
-  contexts.push(context);
-  if (userId) {
-    const token = await client.login(userId);
-    await context.addInitScript(
-      ([t, u]) =>
-        localStorage.setItem("flashsale.shopper", JSON.stringify({ userId: u, token: t, expiresAt: null })),
-      [token, userId],
-    );
-  }
+  const context = await shopperContext({ site, client, browser }, contexts, DESKTOP, userId);
   const page = await context.newPage();
   pageErrors.push(watchErrors(page));
   const requests: string[] = [];
@@ -37,15 +29,8 @@ const polls = (requests: string[], saleId: string) =>
   requests.filter((r) => r === `GET /api/sales/${saleId}` || r === "GET /api/sales");
 
 describe.skipIf(!hasChromium)(hasChromium ? "realtime pages in Chromium" : SKIP_REASON, () => {
-  beforeAll(async () => {
-    site = await startSite({ vars: { DEV_LOGIN: "true" } });
-    client = siteClient(site.url);
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await site?.stop();
+  browserSiteForDescribe({ DEV_LOGIN: "true" }, contexts, (s) => {
+    ({ site, client, browser } = s);
   });
 
   it("pushes a buy in one page to the other within a second, and the order's progress, without polling", async () => {

@@ -1,16 +1,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DESKTOP,
-  hasChromium,
-  launchBrowser,
-  PHONE,
-  SKIP_REASON,
-  screenshot,
-  watchErrors,
-} from "../support/browser";
-import { type SiteClient, siteClient } from "../support/site-client";
-import { type Site, startSite } from "../support/site-worker";
+import { describe, expect, it } from "vitest";
+import { DESKTOP, hasChromium, PHONE, SKIP_REASON, screenshot, watchErrors } from "../support/browser";
+import { browserSiteForDescribe, shopperContext } from "../support/browser-site";
+import type { SiteClient } from "../support/site-client";
+import type { Site } from "../support/site-worker";
 
 let site: Site;
 let client: SiteClient;
@@ -20,16 +13,7 @@ const pageErrors: string[][] = [];
 
 /** A page in a fresh browser profile, signed in as `userId` when given (through the dev login). */
 async function shopperPage(viewport: typeof DESKTOP, userId?: string): Promise<Page> {
-  const context = await browser.newContext({ viewport, baseURL: site.url });
-  contexts.push(context);
-  if (userId) {
-    const token = await client.login(userId);
-    await context.addInitScript(
-      ([t, u]) =>
-        localStorage.setItem("flashsale.shopper", JSON.stringify({ userId: u, token: t, expiresAt: null })),
-      [token, userId],
-    );
-  }
+  const context = await shopperContext({ site, client, browser }, contexts, viewport, userId);
   const page = await context.newPage();
   pageErrors.push(watchErrors(page));
   return page;
@@ -61,15 +45,8 @@ const SHOPPER_ERROR_CODES = [
 const text = async (page: Page, selector: string) => ((await page.textContent(selector)) ?? "").trim();
 
 describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKIP_REASON, () => {
-  beforeAll(async () => {
-    site = await startSite({ vars: { DEV_LOGIN: "true" } });
-    client = siteClient(site.url);
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await site?.stop();
+  browserSiteForDescribe({ DEV_LOGIN: "true" }, contexts, (s) => {
+    ({ site, client, browser } = s);
   });
 
   it("signs in, buys, watches queued turn into awaiting payment, pays and sees paid", async () => {

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { deliverJob } from "../support/jobs";
 import { reserve } from "../support/lua";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({
-    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000", BUY_RESOLVE_WINDOW_MS: "1000" },
-  });
-});
-afterAll(async () => {
-  await app?.stop();
+const app = appForFile({
+  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000", BUY_RESOLVE_WINDOW_MS: "1000" },
 });
 
 async function eventually<T>(call: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {

@@ -1,18 +1,12 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import reserveStockLua from "../../lua/reserve-stock.lua";
-import { type AppUnderTest, startApp } from "../support/app";
+import { startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { commandCounts, commandDelta, snapshot } from "../support/redis-inspect";
 import { shopperToken, unsignedToken } from "../support/shopper";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000" } });
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000" } });
 
 /**
  * INFO commandstats counts the commands a script runs inside it too. A delta "is one round trip" when

@@ -1,10 +1,10 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enumerateTokens, untilWritten } from "../../chaos/enumerate";
 import { signDelivery } from "../../local/qstash-delivery";
 import { newOrderId } from "../../src/ids";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { rowCounts } from "../support/db-inspect";
 import { schemaFuzzRequests } from "../support/fuzz-from-schemas";
 import { type FuzzRequest, fuzzRequests, safeHeader } from "../support/fuzz-requests";
@@ -20,15 +20,8 @@ import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
  * show a stack trace, every answer must be one the document allows, and nothing may change in Redis
  * or Postgres.
  */
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({
-    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000000", RATE_LIMIT_IP_PER_WINDOW: "1000000" },
-  });
-});
-afterAll(async () => {
-  await app?.stop();
+const app = appForFile({
+  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000000", RATE_LIMIT_IP_PER_WINDOW: "1000000" },
 });
 
 const STACK_TRACE = /\bat [\w.<>]+ \(|\.(ts|js|mjs):\d+|Error:|DrizzleQueryError|NeonDbError|node_modules/;

@@ -1,21 +1,14 @@
 import { compileErrors, validate } from "@readme/openapi-parser";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 
 /**
  * The document as the running engine serves it (workerd, Deno or Bun: a contract file): a valid
  * OpenAPI 3.1 document, and the very one the routes describe, byte for byte in JSON terms — the
  * bundling for a runtime must not change it (the integration suite checks every answer against it).
  */
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp();
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile();
 
 /** The document built from the source's routes in this process, without services. */
 async function documentFromSource(): Promise<unknown> {

@@ -1,29 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newOrderId, newSaleId } from "../../src/ids";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { deliverJob } from "../support/jobs";
-import { reserve } from "../support/lua";
+import { reservedEntry } from "../support/reserved-entry";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000" } });
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000" } });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A reservation made by the script (acknowledged, its write not yet delivered): its job body entry. */
-async function reserved(saleId: string, userId: string, quantity: number) {
-  const orderId = newOrderId(saleId);
-  const reply = await reserve(app.redis, saleId, { orderId, userId, quantity, now: Date.now() });
-  expect(reply[0]).toBe(1);
-  const doc = await app.redis.hget(saleKeys(saleId).orders, orderId);
-  return { ...JSON.parse(String(doc)), saleId } as Record<string, unknown> & { orderId: string };
-}
+const reserved = (saleId: string, userId: string, quantity: number) =>
+  reservedEntry(app, saleId, userId, quantity);
 
 async function rows(saleId: string) {
   const { rows } = await app.db.query<{ id: string; user_id: string; status: string; written_at: Date }>(

@@ -1,10 +1,10 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { checkSale } from "../../chaos/checker";
 import { type RecordingClient, recordingClient } from "../../chaos/client";
 import { History, type Op } from "../../chaos/history";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { deliverJob } from "../support/jobs";
 
 /**
@@ -14,14 +14,9 @@ import { deliverJob } from "../support/jobs";
  * and against a small model. Expiry is decided by Postgres's clock: the model knows each order's window
  * and accepts either answer within MARGIN_MS of its end, then follows what happened.
  */
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "10000", SOLD_OUT_CACHE_MS: "0" } });
+const app = appForFile({ vars: { RATE_LIMIT_USER_PER_WINDOW: "10000", SOLD_OUT_CACHE_MS: "0" } });
+beforeAll(() => {
   app.stack.qstash.pause();
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 const MARGIN_MS = 300;

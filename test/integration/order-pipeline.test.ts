@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { deliverJob } from "../support/jobs";
 import { reserve } from "../support/lua";
 import { checkedFetch } from "../support/openapi-check";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", OUTBOX_GRACE_SECONDS: "1" } });
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", OUTBOX_GRACE_SECONDS: "1" } });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;

@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { deliverJob } from "../support/jobs";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({
-    vars: {
-      RATE_LIMIT_USER_PER_WINDOW: "1000",
-      RATE_LIMIT_IP_PER_WINDOW: "100000",
-      OUTBOX_GRACE_SECONDS: "1",
-      LEDGER_TRIM_AFTER_SECONDS: "0",
-    },
-  });
-});
-afterAll(async () => {
-  await app?.stop();
+const app = appForFile({
+  vars: {
+    RATE_LIMIT_USER_PER_WINDOW: "1000",
+    RATE_LIMIT_IP_PER_WINDOW: "100000",
+    OUTBOX_GRACE_SECONDS: "1",
+    LEDGER_TRIM_AFTER_SECONDS: "0",
+  },
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,20 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { newOrderId } from "../../src/ids";
 import { ScriptCode } from "../../src/stock/codes";
 import { saleKeys } from "../../src/stock/keys";
 import { encodeLedgerEntry, ledgerField } from "../../src/stock/ledger-entry";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { lua, rebuild, reserve, restore } from "../support/lua";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({
-    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", RECOVERY_QUIET_SECONDS: "1", OUTBOX_GRACE_SECONDS: "1" },
-  });
-});
-afterAll(async () => {
-  await app?.stop();
+const app = appForFile({
+  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", RECOVERY_QUIET_SECONDS: "1", OUTBOX_GRACE_SECONDS: "1" },
 });
 afterEach(() => {
   app?.stack.qstash.resume();

@@ -1,16 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({
-    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", RECOVERY_QUIET_SECONDS: "5", OUTBOX_GRACE_SECONDS: "1" },
-  });
-});
-afterAll(async () => {
-  await app?.stop();
+const app = appForFile({
+  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", RECOVERY_QUIET_SECONDS: "5", OUTBOX_GRACE_SECONDS: "1" },
 });
 afterEach(() => {
   app?.stack.qstash.resume();

@@ -1,20 +1,12 @@
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisProcess, startRedis } from "../../local/redis-process";
+import type { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
 import { ScriptCode as C } from "../../src/stock/codes";
 import { lua } from "../support/lua";
+import { redisServerForFile } from "../support/redis-per-file";
 
-let server: RedisProcess;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis({ port: 0 });
-  redis = new Redis(server.url);
-});
-
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
+redisServerForFile((connection) => {
+  redis = connection;
 });
 
 const release = (key: string, token: string) => redis.eval(lua("release-lock"), 1, key, token);

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type RedisProcess, startRedis } from "../../local/redis-process";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { RedisProcess } from "../../local/redis-process";
 import { ScriptCode as C } from "../../src/stock/codes";
 import { saleKeys } from "../../src/stock/keys";
 import {
@@ -11,6 +11,7 @@ import {
   type ReservationEntry,
 } from "../../src/stock/ledger-entry";
 import { initSale, lua, rebuild, reserve, restore, voidReservation } from "../support/lua";
+import { redisServerForFile } from "../support/redis-per-file";
 
 let server: RedisProcess;
 let redis: Redis;
@@ -19,13 +20,9 @@ let saleId = "";
 let n = 0;
 const order = () => `o${++n}`;
 
-beforeAll(async () => {
-  server = await startRedis({ port: 0 });
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
+redisServerForFile((connection, started) => {
+  redis = connection;
+  server = started;
 });
 beforeEach(async () => {
   saleId = `s${Math.random().toString(36).slice(2, 13).padEnd(11, "0")}`;

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppUnderTest, startApp } from "../support/app";
+import { describe, expect, it } from "vitest";
+import { appForFile } from "../support/app-per-file";
+import { INVALID_SALE_DEFINITION } from "../support/sale-definitions";
 import { ADMIN_TOKEN } from "../support/shopper";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp();
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile();
 
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 
@@ -67,16 +61,7 @@ describe("operator routes", () => {
   });
 
   it("validate a sale definition field by field", async () => {
-    const res = await app.api.admin("POST", "/sales", {
-      productId: "",
-      name: "x",
-      priceCents: -1,
-      stock: 1.5,
-      perUserLimit: 0,
-      startsAt: "tomorrow",
-      endsAt: "2020-01-01T00:00:00Z",
-      paymentWindowSeconds: 0,
-    });
+    const res = await app.api.admin("POST", "/sales", INVALID_SALE_DEFINITION);
     expect([res.status, code(res.body)]).toEqual([400, "INVALID_REQUEST"]);
     const fields = (res.body.error as { fields: Record<string, string> }).fields;
     expect(Object.keys(fields).sort()).toEqual(

@@ -3,7 +3,7 @@ import { generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
 import { newOrderId } from "../../src/ids";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { rowCounts } from "../support/db-inspect";
 import { deliverJob } from "../support/jobs";
 import { checkedFetch } from "../support/openapi-check";
@@ -16,14 +16,7 @@ import { type Site, startSite } from "../support/site-worker";
  * Security: QStash signatures on every job route, shopper JWTs, operator tokens, other users' orders,
  * security headers and CORS. Every refused request must also leave the stores as they were.
  */
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000" } });
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000" } });
 
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { restore } from "../support/lua";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000" } });
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000" } });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { saleKeys } from "../../src/stock/keys";
-import { type AppUnderTest, startApp } from "../support/app";
+import { appForFile } from "../support/app-per-file";
 import { ADMIN_TOKEN } from "../support/shopper";
 
-let app: AppUnderTest;
-
-beforeAll(async () => {
-  app = await startApp({ vars: { RECOVERY_QUIET_SECONDS: "1", OUTBOX_GRACE_SECONDS: "1" } });
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = appForFile({ vars: { RECOVERY_QUIET_SECONDS: "1", OUTBOX_GRACE_SECONDS: "1" } });
 
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 

@@ -1,21 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { apiRouter } from "../../src/api/api-router";
-import { renderError, toApiError } from "../../src/errors";
-import { createSaleRoute } from "../../src/routes/admin";
-import { adjustStockRoute } from "../../src/routes/admin-stock";
+import { operatorEcho } from "../support/echo-routes";
+import { INVALID_SALE_DEFINITION } from "../support/sale-definitions";
 
 /** The operator routes' own descriptions (schemas and body middleware) in front of handlers that echo what passed. */
-const echo = apiRouter()
-  .openapi(createSaleRoute, (c) => c.json(c.req.valid("json") as never, 201))
-  .openapi(
-    adjustStockRoute,
-    (c) =>
-      c.json({
-        delta: c.req.valid("json").delta,
-        key: c.req.valid("header")["Idempotency-Key"] ?? null,
-      }) as never,
-  )
-  .onError((error, c) => renderError(c, toApiError(error)));
+const echo = operatorEcho();
 
 type ErrorBody = { error: { code: string; message: string; fields?: Record<string, string> } };
 
@@ -52,16 +40,7 @@ describe("the sale definition (POST /sales)", () => {
   });
 
   it("names every bad field in `fields`, worded for the operator page", async () => {
-    const res = await createSale({
-      productId: "",
-      name: "x",
-      priceCents: -1,
-      stock: 1.5,
-      perUserLimit: 0,
-      startsAt: "tomorrow",
-      endsAt: "2020-01-01T00:00:00Z",
-      paymentWindowSeconds: 0,
-    });
+    const res = await createSale(INVALID_SALE_DEFINITION);
     expect(res.status).toBe(400);
     expect(res.body.error?.code).toBe("INVALID_REQUEST");
     expect(res.body.error?.fields).toEqual({

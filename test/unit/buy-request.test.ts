@@ -1,20 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { apiRouter } from "../../src/api/api-router";
 import { clientIp } from "../../src/buy/attempt";
-import { renderError, toApiError } from "../../src/errors";
-import { buyRoute } from "../../src/routes/buy";
+import { buyEcho } from "../support/echo-routes";
 
 /** The buy route's own description (schemas and body middleware) in front of a handler that echoes what passed. */
-const echo = apiRouter()
-  .openapi(
-    buyRoute,
-    (c) =>
-      c.json({
-        quantity: c.req.valid("json").quantity,
-        key: c.req.valid("header")["Idempotency-Key"] ?? null,
-      }) as never,
-  )
-  .onError((error, c) => renderError(c, toApiError(error)));
+const echo = buyEcho();
 
 async function send(body: string | undefined, headers: Record<string, string> = {}) {
   const res = await echo.request("/Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5", {
