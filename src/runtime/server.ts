@@ -2,13 +2,13 @@ import type { MiddlewareHandler } from "hono";
 import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
 import { sweep } from "../recovery/sweep";
-import { createServices, depsAt } from "../services";
+import { createServices, depsAt, type Services } from "../services";
 import { connectPostgresTcp } from "../stores/postgres-tcp";
 import { connectRedisTcp } from "../stores/redis-tcp";
 import { type CronTrigger, startCron } from "./cron-schedule";
 import { clientAddress, readServerSettings, type ServerSettings } from "./server-settings";
 import { parseHeadersFile, type ServeStaticOptions, staticSite } from "./static-site";
-import { createTaskSet } from "./task-set";
+import { createTaskSet, type TaskSet } from "./task-set";
 
 /** What a server entry passes to the app with each request: the socket's address. */
 export type SocketInfo = { remoteAddress?: string };
@@ -39,21 +39,7 @@ export function createServerEngine(
   });
   console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);
   const tasks = createTaskSet();
-  const app = createApp({
-    services: () => services,
-    defer: () => tasks.defer,
-    clientIp: (c) =>
-      clientAddress(
-        settings,
-        (name) => c.req.header(name),
-        () => (c.env as SocketInfo | undefined)?.remoteAddress,
-      ),
-    assets: staticSite({
-      root: settings.PUBLIC_DIR,
-      rules: parseHeadersFile(options.headersFile),
-      serve: options.serveStatic,
-    }),
-  });
+  const app = serverApp(settings, services, tasks, options);
 
   const scheduled = scheduledRunner(() => sweep(depsAt(services, tasks.defer)));
 
@@ -90,6 +76,30 @@ export function createServerEngine(
 }
 
 export type ServerEngine = ReturnType<typeof createServerEngine>;
+
+/** The app on a server: the process's services and task set, the socket's address, `public/` with `_headers`. */
+function serverApp(
+  settings: ServerSettings,
+  services: Services,
+  tasks: TaskSet,
+  options: { headersFile: string; serveStatic: (options: ServeStaticOptions) => MiddlewareHandler },
+) {
+  return createApp({
+    services: () => services,
+    defer: () => tasks.defer,
+    clientIp: (c) =>
+      clientAddress(
+        settings,
+        (name) => c.req.header(name),
+        () => (c.env as SocketInfo | undefined)?.remoteAddress,
+      ),
+    assets: staticSite({
+      root: settings.PUBLIC_DIR,
+      rules: parseHeadersFile(options.headersFile),
+      serve: options.serveStatic,
+    }),
+  });
+}
 
 /**
  * Runs the scheduled handler now, or once more right after the run in progress (never two at once);
