@@ -46,6 +46,8 @@ export type SchedulerOptions = {
   maxRetries?: number;
   concurrency?: number;
   faults?: Partial<Faults>;
+  /** How deliveries are sent (e.g. a `fetch` that trusts a test certificate); default the global one. */
+  fetch?: typeof fetch;
 };
 type Job = { msg: Tracked; ghost: boolean };
 
@@ -113,7 +115,11 @@ export function createScheduler(options: SchedulerOptions) {
     inFlight++;
     counters.attempts++;
     if (!ghost) msg.state = "ACTIVE";
-    const outcome = await deliver(msg, { signingKey: options.signingKey(), signal: closing.signal });
+    const outcome = await deliver(msg, {
+      signingKey: options.signingKey(),
+      signal: closing.signal,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
     inFlight--;
     if (ghost) ghosts--;
     else if (msg.state !== "CANCELED") settle(msg, outcome);

@@ -71,13 +71,15 @@ export type ServerRuntime = WorkerRuntime & {
 
 /**
  * Starts the bundled engine on `runtime` listening on `port` (0 = a free port) with `vars` as its
- * environment; PUBLIC_URL is this server's URL. CRON_SCHEDULE defaults to "off" (as Miniflare never
+ * environment; PUBLIC_URL is this server's URL (or `publicUrl`: a proxy in front of it). CRON_SCHEDULE defaults to "off" (as Miniflare never
  * fires crons by itself): `scheduled()` runs the handler (SIGUSR2) and waits for its report line.
  */
 export async function startServer(options: {
   runtime: ServerRuntimeName;
   vars: Record<string, string>;
   port?: number;
+  /** PUBLIC_URL when the server is reached through something else (a TLS proxy); default its own URL. */
+  publicUrl?: string;
   outdir?: string;
   onOutput?: (text: string) => void;
 }): Promise<ServerRuntime> {
@@ -100,7 +102,7 @@ export async function startServer(options: {
         ...env,
         HOSTNAME: LOOPBACK,
         PORT: String(port),
-        PUBLIC_URL: url,
+        PUBLIC_URL: options.publicUrl ?? url,
         NO_COLOR: "1",
       },
     });

@@ -80,11 +80,14 @@ export type WorkerRuntime = {
 
 /**
  * Starts the built worker in workerd on `port` (0 = a free port) with `vars` as its bindings. The
- * public URL the worker gives QStash for its jobs (PUBLIC_URL) is always this server's URL.
+ * public URL the worker gives QStash for its jobs (PUBLIC_URL) is this server's URL unless `publicUrl`
+ * names another (a proxy in front of it).
  */
 export async function startWorker(options: {
   vars: Record<string, string>;
   port?: number;
+  /** PUBLIC_URL when the worker is reached through something else (a TLS proxy); default its own URL. */
+  publicUrl?: string;
   outdir?: string;
   /** Serve `public/` in front of the worker, routed as wrangler.toml says (`run_worker_first`). */
   assets?: boolean;
@@ -101,7 +104,7 @@ export async function startWorker(options: {
     modules: bundleModules(outdir),
     compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: COMPATIBILITY_FLAGS,
-    bindings: { ...vars, PUBLIC_URL: url },
+    bindings: { ...vars, PUBLIC_URL: options.publicUrl ?? url },
     ...(options.onOutput ? { handleRuntimeStdio: forward(options.onOutput) } : {}),
     ...(options.assets
       ? {
