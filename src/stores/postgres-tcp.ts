@@ -14,6 +14,11 @@ export type PostgresTcpOptions = {
   max?: number;
   /** Give up waiting for a connection (new or from the pool) after this. Default 2,000. */
   connectTimeoutMs?: number;
+  /**
+   * A statement not answered within this fails (503) and its connection is discarded: on a silent
+   * (half-open) connection no answer and no reset ever come. Default 5,000.
+   */
+  queryTimeoutMs?: number;
 };
 
 const dialect = new PgDialect();
@@ -57,6 +62,9 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
     connectionString: databaseUrl,
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+    query_timeout: options.queryTimeoutMs ?? 5_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     idleTimeoutMillis: 30_000,
     types,
   });
@@ -79,9 +87,11 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
         await client.query("commit");
         return results;
       } catch (error) {
-        await client.query("rollback").catch((e: Error) => {
-          broken = e;
-        });
+        if (!(error instanceof pg.DatabaseError)) broken = error as Error;
+        else
+          await client.query("rollback").catch((e: Error) => {
+            broken = e;
+          });
         return classify(error);
       } finally {
         client.release(broken);
