@@ -2,6 +2,7 @@ import { Client as QStashClient } from "@upstash/qstash";
 import { Redis as UpstashRedis } from "@upstash/redis/cloudflare";
 import type { Db } from "./db/client";
 import { type Config, ConfigError } from "./env";
+import { type QStashPublisher, withPublishTimeout } from "./orders/publish-timeout";
 import type { Defer } from "./runtime/task-set";
 import { connectPostgresHttp } from "./stores/postgres-http";
 import type { RedisStore } from "./stores/redis-store";
@@ -20,8 +21,8 @@ export type Services = {
   /** Redis, with `createScript` for the Lua scripts (src/sale/scripts.ts). */
   redis: RedisStore;
   db: Db;
-  /** Publishes the order pipeline's jobs (src/orders/enqueue-order.ts). */
-  qstash: QStashClient;
+  /** Publishes the order pipeline's jobs (src/orders/enqueue-order.ts); each publish times out. */
+  qstash: QStashPublisher;
   /** Milliseconds since the epoch (the store's clock is src/sale/store-clock.ts). */
   clock: () => number;
   /** Which drivers were chosen (logged at start by server runtimes). */
@@ -59,7 +60,8 @@ export function databaseDriver(config: Config, tcpAvailable: boolean): "http" | 
  *   network errors, briefly: callers that change state pass ids that make a repeated script a replay).
  * - Postgres: {@link databaseDriver}: Neon HTTP (src/stores/postgres-http.ts) or a TCP pool
  *   (src/stores/postgres-tcp.ts, server runtimes only).
- * - QStash: the client, pointed at QSTASH_URL when set (locally, the stand-in).
+ * - QStash: the client, pointed at QSTASH_URL when set (locally, the stand-in), each publish failing
+ *   after 5 s without an answer (src/orders/publish-timeout.ts).
  *
  * @example
  * const services = createServices(readConfig(env));                 // Workers
@@ -99,11 +101,13 @@ export function createServices(
       ...(config.NEON_HTTP_ENDPOINT ? { endpoint: config.NEON_HTTP_ENDPOINT } : {}),
     });
   }
-  const qstash = new QStashClient({
-    token: config.QSTASH_TOKEN,
-    ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
-    retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
-  });
+  const qstash = withPublishTimeout(
+    new QStashClient({
+      token: config.QSTASH_TOKEN,
+      ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
+      retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
+    }),
+  );
   return {
     config,
     redis,
