@@ -54,10 +54,16 @@ export function runtimeBinary(runtime: ServerRuntimeName): string {
   return existsSync(local) ? local : runtime;
 }
 
+/**
+ * Bun's HTTP server refuses headers past 16 KiB by default with an empty 431; raised to workerd's
+ * 128 KiB, the engine's own 32 KiB limit answers first (src/middleware/header-limit.ts).
+ */
+export const BUN_HEADER_LIMIT = "--max-http-header-size=131072";
+
 function commandFor(runtime: ServerRuntimeName, bundle: string): [string, string[]] {
   return runtime === "deno"
     ? [runtimeBinary("deno"), ["run", "-A", "--unstable-cron", "--no-prompt", bundle]]
-    : [runtimeBinary("bun"), [bundle]];
+    : [runtimeBinary("bun"), [BUN_HEADER_LIMIT, bundle]];
 }
 
 export type ServerRuntime = WorkerRuntime & {
