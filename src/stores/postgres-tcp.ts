@@ -4,6 +4,7 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import pg from "pg";
 import * as schema from "../db/schema";
 import { StoreUnavailableError } from "../errors";
+import { retireIdleOnConnectionFailure } from "./idle-clients";
 import type { Row, SqlStore } from "./sql-store";
 
 /** A {@link SqlStore} that holds a pool of connections: close it when the process stops. */
@@ -71,6 +72,7 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
   // An idle connection that breaks (a restart, a failover) is dropped by the pool; without a listener
   // the error would end the process.
   pool.on("error", (error) => console.warn("postgres:", error.message));
+  retireIdleOnConnectionFailure(pool);
   const db = drizzle({ client: pool, schema });
   return Object.assign(db, {
     execute: async <T extends Row>(query: SQLWrapper) => {

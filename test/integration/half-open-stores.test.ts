@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type StallProxy, startStallProxy } from "../../local/stall-proxy";
 import type { ApiResponse } from "../support/api";
 import { type AppUnderTest, startApp, testRuntime } from "../support/app";
@@ -54,6 +54,11 @@ describe(`on ${runtime}: Redis and Postgres connections that go silent`, () => {
       },
     });
   });
+  afterEach(() => {
+    // a failed test must not leave the next one a silent store
+    redisProxy?.resume();
+    pgProxy?.resume();
+  });
   afterAll(async () => {
     await app?.stop();
     await redisProxy?.close();
@@ -67,14 +72,15 @@ describe(`on ${runtime}: Redis and Postgres connections that go silent`, () => {
     redisProxy.stall("drop");
     const started = Date.now();
     const during = await within(
-      12_000,
+      15_000,
       "a buy on a silent Redis",
       app.api.buy(sale.productToken, "r-during", 1),
     );
     expect([during.status, code(during)]).toEqual([503, "UNAVAILABLE"]);
     expect(during.headers.get("retry-after")).toMatch(/^[1-9]/);
-    // the resolve window (8 s) and the void's own Redis call, then the answer
-    expect(Date.now() - started).toBeLessThan(11_000);
+    // the resolve window (8 s; its last run may start just before it ends and wait its 2 s), then the
+    // void's own Redis call (2 s), then the answer
+    expect(Date.now() - started).toBeLessThan(13_000);
 
     redisProxy.resume();
     let n = 0;
