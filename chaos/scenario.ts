@@ -47,6 +47,16 @@ export type Scenario = {
   checkOptions?: CheckOptions;
   /** a reason to skip (e.g. the feature it needs is not there yet), or null to run */
   skip?(): Promise<string | null>;
+  /**
+   * Starts the engine and what stands around it when the default (startApp with `vars`) will not do: a
+   * server runtime behind proxies. Shoppers then call `shop` when given (a proxy's URL and a fetch that
+   * trusts it); `stop` of the app must stop what this started.
+   */
+  start?(
+    vars: Record<string, string>,
+  ): Promise<{ app: AppUnderTest; shop?: { url: string; fetch: typeof fetch } }>;
+  /** how long a shopper waits for an answer (default 4 s; longer where 503s come late by design) */
+  clientTimeoutMs?: number;
   run(ctx: ScenarioContext): Promise<void>;
 };
 
@@ -60,6 +70,11 @@ export type ScenarioResult = {
   check?: CheckResult;
   reason?: string;
 };
+
+/** The runtime of scenarios that need a server (TCP stores, a proxy in front): FLASH_RUNTIME, else Bun. */
+export function serverRuntime(): "deno" | "bun" {
+  return process.env.FLASH_RUNTIME === "deno" ? "deno" : "bun";
+}
 
 export const CHAOS_VARS = {
   RATE_LIMIT_USER_PER_WINDOW: "1000",
@@ -81,7 +96,8 @@ export async function runScenario(
     log(`[${scenario.name}] skipped: ${skip}`);
     return { ...base, verdict: "skipped", durationMs: 0, reason: skip };
   }
-  const app = await startApp({ vars: { ...CHAOS_VARS, ...scenario.vars } });
+  const vars = { ...CHAOS_VARS, ...scenario.vars };
+  const { app, shop } = scenario.start ? await scenario.start(vars) : { app: await startApp({ vars }) };
   try {
     const sale = (await app.api.createSale({
       stock: size === "ci" ? 30 : 120,
@@ -90,7 +106,10 @@ export async function runScenario(
       ...scenario.sale?.(size),
     })) as Sale;
     const history = new History();
-    const client = recordingClient(app.worker.url, history, { timeoutMs: 4_000 });
+    const client = recordingClient(shop?.url ?? app.worker.url, history, {
+      timeoutMs: scenario.clientTimeoutMs ?? 4_000,
+      ...(shop ? { fetch: shop.fetch } : {}),
+    });
     const ms = (ci: number, full: number) => (size === "ci" ? ci : full);
     const ctx: ScenarioContext = {
       app,

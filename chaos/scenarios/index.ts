@@ -3,6 +3,7 @@ import { adminAdjustRetries } from "./admin-adjust-retries";
 import { clockSkew } from "./clock-skew";
 import { coldBurst } from "./cold-burst";
 import { crashBeforePublish } from "./crash-before-publish";
+import { halfOpen } from "./half-open";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { lateWritesAfterQuiet } from "./late-writes";
 import { mixedWindows } from "./mixed-windows";
@@ -10,6 +11,7 @@ import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
 import { redisLoss } from "./redis-loss";
+import { behindTlsProxy } from "./tls-proxy";
 import { tokenEnumeration } from "./token-enumeration";
 
 /** Every scenario `npm run chaos` runs, in order. */
@@ -27,4 +29,6 @@ export const scenarios: Scenario[] = [
   lateWritesAfterQuiet,
   mixedWindows,
   coldBurst,
+  behindTlsProxy,
+  halfOpen,
 ];
