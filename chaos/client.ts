@@ -12,8 +12,13 @@ import { classify, type History, type Op, type OpKind } from "./history";
 
 type Answer = { status: number; body: Record<string, unknown> } | { error: string };
 
-export function recordingClient(baseUrl: string, history: History, opts: { timeoutMs?: number } = {}) {
+export function recordingClient(
+  baseUrl: string,
+  history: History,
+  opts: { timeoutMs?: number; fetch?: typeof fetch } = {},
+) {
   const timeoutMs = opts.timeoutMs ?? 5_000;
+  const request = opts.fetch ?? fetch;
   const tokens = new Map<string, Promise<string>>();
   const tokenFor = (userId: string) => {
     let token = tokens.get(userId);
@@ -26,7 +31,7 @@ export function recordingClient(baseUrl: string, history: History, opts: { timeo
 
   async function send(method: string, path: string, userId: string, init: RequestInit = {}): Promise<Answer> {
     try {
-      const res = await fetch(`${baseUrl}${path}`, {
+      const res = await request(`${baseUrl}${path}`, {
         ...init,
         method,
         headers: { Authorization: `Bearer ${await tokenFor(userId)}`, ...(init.headers as object) },

@@ -11,6 +11,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { buildServer } from "../local/server-runtime";
 import { buildWorker } from "../local/worker-runtime";
 import { markdownTable, terminalTable, writeReport } from "./report";
 import { runScenario, type ScenarioResult, type Size } from "./scenario";
@@ -38,6 +39,7 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const)
   });
 say(`chaos: building the worker, then ${chosen.length} scenario(s), size ${size}, seed ${seed}`);
 await buildWorker();
+if (chosen.some((s) => s.start)) await Promise.all([buildServer("deno"), buildServer("bun")]);
 const results: ScenarioResult[] = [];
 for (const scenario of chosen) {
   const result = await runScenario(scenario, size, { seed, out: args.out, log: say });

@@ -47,8 +47,24 @@ export type Scenario = {
   checkOptions?: CheckOptions;
   /** a reason to skip (e.g. the feature it needs is not there yet), or null to run */
   skip?(): Promise<string | null>;
+  /**
+   * Starts the engine and what stands around it when the default (startApp with `vars`) will not do: a
+   * server runtime behind proxies. Shoppers then call `shop` when given (a proxy's URL and a fetch that
+   * trusts it); `stop` of the app must stop what this started.
+   */
+  start?(vars: Record<string, string>): Promise<{ app: AppUnderTest; shop?: Shop }>;
+  /** how long a shopper waits for an answer (default 4 s; longer where 503s come late by design) */
+  clientTimeoutMs?: number;
   run(ctx: ScenarioContext): Promise<void>;
 };
+
+/** Where shoppers reach the engine when a scenario puts something in front of it. */
+type Shop = { url: string; fetch: typeof fetch };
+
+/** The runtime of scenarios that need a server (TCP stores, a proxy in front): FLASH_RUNTIME, else Bun. */
+export function serverRuntime(): "deno" | "bun" {
+  return process.env.FLASH_RUNTIME === "deno" ? "deno" : "bun";
+}
 
 export type ScenarioResult = {
   name: string;
@@ -86,7 +102,8 @@ export async function runScenario(
     log(`[${scenario.name}] skipped: ${skip}`);
     return { ...base, verdict: "skipped", durationMs: 0, reason: skip };
   }
-  const app = await startApp({ vars: { ...CHAOS_VARS, ...scenario.vars } });
+  const vars = { ...CHAOS_VARS, ...scenario.vars };
+  const { app, shop } = scenario.start ? await scenario.start(vars) : { app: await startApp({ vars }) };
   try {
     const sale = (await app.api.createSale({
       stock: size === "ci" ? 30 : 120,
@@ -94,7 +111,7 @@ export async function runScenario(
       paymentWindowSeconds: 3,
       ...scenario.sale?.(size),
     })) as Sale;
-    const ctx = scenarioContext(scenario, size, app, sale, record, { ...opts, log });
+    const ctx = scenarioContext(scenario, size, { app, shop }, sale, record, { ...opts, log });
     log(`[${scenario.name}] ${scenario.title} (${size})`);
     await scenario.run(ctx);
     const { settledMs } = await settle(app, sale.saleId, {
@@ -130,14 +147,17 @@ export async function runScenario(
 function scenarioContext(
   scenario: Scenario,
   size: Size,
-  app: AppUnderTest,
+  { app, shop }: { app: AppUnderTest; shop?: Shop | undefined },
   sale: Sale,
   record: RunRecord,
   opts: RunOptions & { log: (line: string) => void },
 ): ScenarioContext {
   const { log } = opts;
   const history = new History();
-  const client = recordingClient(app.worker.url, history, { timeoutMs: 4_000 });
+  const client = recordingClient(shop?.url ?? app.worker.url, history, {
+    timeoutMs: scenario.clientTimeoutMs ?? 4_000,
+    ...(shop ? { fetch: shop.fetch } : {}),
+  });
   const ms = (ci: number, full: number) => (size === "ci" ? ci : full);
   return {
     app,

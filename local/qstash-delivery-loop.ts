@@ -36,6 +36,8 @@ export type SchedulerOptions = {
   maxRetries?: number;
   concurrency?: number;
   faults?: Partial<Faults>;
+  /** How deliveries are sent (e.g. a `fetch` that trusts a test certificate); default the global one. */
+  fetch?: typeof fetch;
 };
 type Job = { msg: Tracked; ghost: boolean };
 
@@ -132,7 +134,11 @@ async function attempt(s: SchedulerState, { msg, ghost }: Job): Promise<void> {
   s.inFlight++;
   s.counters.attempts++;
   if (!ghost) msg.state = "ACTIVE";
-  const outcome = await deliver(msg, { signingKey: s.options.signingKey(), signal: s.closing.signal });
+  const outcome = await deliver(msg, {
+    signingKey: s.options.signingKey(),
+    signal: s.closing.signal,
+    ...(s.options.fetch ? { fetch: s.options.fetch } : {}),
+  });
   s.inFlight--;
   if (ghost) s.ghosts--;
   else if (msg.state !== "CANCELED") settle(s, msg, outcome);

@@ -38,11 +38,11 @@ export async function signDelivery(input: {
 /** Sends `msg` to its destination once; never throws (no answer is status 0, the error as body). */
 export async function deliver(
   msg: Tracked,
-  options: { signingKey: string; signal: AbortSignal },
+  options: { signingKey: string; signal: AbortSignal; fetch?: typeof fetch },
 ): Promise<Outcome> {
   try {
     const signature = await signDelivery({ signingKey: options.signingKey, url: msg.url, body: msg.body });
-    const res = await fetch(msg.url, {
+    const res = await (options.fetch ?? fetch)(msg.url, {
       method: msg.method,
       headers: {
         ...msg.headers,

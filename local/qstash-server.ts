@@ -47,6 +47,8 @@ export type QStashServerOptions = {
   /** Deliveries in flight at once. Default 32. */
   concurrency?: number;
   faults?: Partial<Faults>;
+  /** How deliveries are sent (a `fetch` that trusts a proxy's test certificate); default the global one. */
+  fetch?: typeof fetch;
 };
 
 export type QStashServer = {

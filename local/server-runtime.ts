@@ -36,10 +36,16 @@ export function runtimeBinary(runtime: ServerRuntimeName): string {
   return existsSync(local) ? local : runtime;
 }
 
+/**
+ * Bun's HTTP server refuses headers past 16 KiB by default with an empty 431; raised to workerd's
+ * 128 KiB, the engine's own 32 KiB limit answers first (src/middleware/header-limit.ts).
+ */
+export const BUN_HEADER_LIMIT = "--max-http-header-size=131072";
+
 function commandFor(runtime: ServerRuntimeName, bundle: string): [string, string[]] {
   return runtime === "deno"
     ? [runtimeBinary("deno"), ["run", "-A", "--unstable-cron", "--no-prompt", bundle]]
-    : [runtimeBinary("bun"), [bundle]];
+    : [runtimeBinary("bun"), [BUN_HEADER_LIMIT, bundle]];
 }
 
 export type ServerRuntime = WorkerRuntime & {
@@ -53,7 +59,7 @@ export type ServerRuntime = WorkerRuntime & {
 
 /**
  * Starts the bundled engine on `runtime` listening on `port` (0 = a free port) with `vars` as its
- * environment; PUBLIC_URL is this server's URL. CRON_SCHEDULE defaults to "off" (as Miniflare never
+ * environment; PUBLIC_URL is this server's URL (or `publicUrl`: a proxy in front of it). CRON_SCHEDULE defaults to "off" (as Miniflare never
  * fires crons by itself): `scheduled()` runs the handler (SIGUSR2) and waits for its report line.
  */
 export async function startServer(
@@ -64,6 +70,7 @@ export async function startServer(
     runtime: options.runtime,
     port,
     url: `http://${LOOPBACK}:${port}`,
+    publicUrl: options.publicUrl,
     bundle: serverBundle(options.runtime, options.outdir),
     onOutput: options.onOutput,
     sweeps: { count: 0, waiters: [] },
@@ -111,6 +118,7 @@ type Engine = {
   runtime: ServerRuntimeName;
   port: number;
   url: string;
+  publicUrl: string | undefined;
   bundle: string;
   onOutput: ((text: string) => void) | undefined;
   /** "sweep {…}" report lines seen, and `scheduled()` calls waiting for the next one. */
@@ -133,7 +141,7 @@ function launch(
       ...env,
       HOSTNAME: LOOPBACK,
       PORT: String(engine.port),
-      PUBLIC_URL: engine.url,
+      PUBLIC_URL: engine.publicUrl ?? engine.url,
       NO_COLOR: "1",
     },
   });

@@ -37,7 +37,7 @@ export type StackOptions = {
   /** An external Postgres; default `$DATABASE_URL` in dev mode, none in test mode. */
   databaseUrl?: string;
   /** QStash tuning; test mode defaults to 100 ms backoff base. */
-  qstash?: { retryBaseMs?: number; maxRetries?: number; faults?: Partial<Faults> };
+  qstash?: { retryBaseMs?: number; maxRetries?: number; faults?: Partial<Faults>; fetch?: typeof fetch };
   /** Stop the stack on SIGINT/SIGTERM; default true in dev mode. */
   handleSignals?: boolean;
 };
@@ -153,6 +153,7 @@ async function startStandIns(
       retryBaseMs: options.qstash?.retryBaseMs ?? (dev ? 1_000 : 100),
       ...(options.qstash?.maxRetries !== undefined ? { maxRetries: options.qstash.maxRetries } : {}),
       ...(options.qstash?.faults ? { faults: options.qstash.faults } : {}),
+      ...(options.qstash?.fetch ? { fetch: options.qstash.fetch } : {}),
     }),
   ]);
   return { upstash, neon, qstash };

@@ -70,6 +70,8 @@ export type RuntimeOptions = {
   vars: Record<string, string>;
   /** 0 or absent: a free port. */
   port?: number;
+  /** PUBLIC_URL when the engine is reached through something else (a TLS proxy); default its own URL. */
+  publicUrl?: string;
   /** Where the built bundle is. */
   outdir?: string;
   /** Receives the engine's stdout and stderr (console output, runtime warnings) instead of this process. */
@@ -88,7 +90,8 @@ export type WorkerRuntime = {
 
 /**
  * Starts the built worker in workerd on `port` (0 = a free port) with `vars` as its bindings. The
- * public URL the worker gives QStash for its jobs (PUBLIC_URL) is always this server's URL.
+ * public URL the worker gives QStash for its jobs (PUBLIC_URL) is this server's URL unless `publicUrl`
+ * names another (a proxy in front of it).
  */
 export async function startWorker(
   options: RuntimeOptions & {
@@ -106,7 +109,7 @@ export async function startWorker(
     modules: bundleModules(outdir),
     compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: COMPATIBILITY_FLAGS,
-    bindings: { ...vars, PUBLIC_URL: url },
+    bindings: { ...vars, PUBLIC_URL: options.publicUrl ?? url },
     ...(options.onOutput ? { handleRuntimeStdio: forward(options.onOutput) } : {}),
     ...(options.assets
       ? {

@@ -5,6 +5,7 @@ import { openApiDocument } from "./api/document";
 import { configOf } from "./context";
 import { ApiError, renderError, toApiError } from "./errors";
 import { adminAuth } from "./middleware/admin-auth";
+import { headerLimit, MAX_HEADER_BYTES } from "./middleware/header-limit";
 import { adminRoutes } from "./routes/admin";
 import { adminEventRoutes } from "./routes/admin-events";
 import { adminReportRoutes } from "./routes/admin-reports";
@@ -45,6 +46,7 @@ export function createApp(platform: Platform) {
     app.use("*", (c, next) => (c.req.path.startsWith("/api/") ? next() : assets(c, next)));
   }
   app.use(secureHeaders());
+  app.use("/api/*", headerLimit({ maxBytes: MAX_HEADER_BYTES }));
   // needs no services: answered before they are built
   app.get("/api/openapi.json", (c) => c.json(openApiDocument(app)));
   app.use("/api/*", async function requestDeps(c, next) {

@@ -24,6 +24,7 @@ export type ErrorCode =
   | "ORDER_NOT_READY"
   | "CONFLICT"
   | "PAYLOAD_TOO_LARGE"
+  | "HEADERS_TOO_LARGE"
   | "UNAVAILABLE"
   | "INTERNAL";
 
@@ -57,6 +58,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 410;
     case "PAYLOAD_TOO_LARGE":
       return 413;
+    case "HEADERS_TOO_LARGE":
+      return 431;
     case "RATE_LIMITED":
       return 429;
     case "UNAVAILABLE":

@@ -5,6 +5,7 @@ import { type Config, ConfigError } from "./env";
 import { createMemory, type Memory } from "./memory/memory";
 import type { Defer } from "./runtime/task-set";
 import { connectPostgresHttp } from "./stores/postgres-http";
+import { type QStashPublisher, withPublishTimeout } from "./stores/qstash-publisher";
 import type { RedisStore } from "./stores/redis-store";
 import type { SqlStore } from "./stores/sql-store";
 
@@ -21,8 +22,8 @@ export type Services = {
   /** Redis, with EVALSHA / EVAL for the Lua scripts (src/stock/script.ts). */
   redis: RedisStore;
   db: Db;
-  /** Publishes the order pipeline's jobs (src/orders/enqueue-order.ts). */
-  qstash: QStashClient;
+  /** Publishes the order pipeline's jobs (src/orders/enqueue-order.ts); each publish times out. */
+  qstash: QStashPublisher;
   /** What this isolate or process remembers between requests (src/memory/memory.ts). */
   memory: Memory;
   /** Milliseconds since the epoch (the store's clock is src/stores/store-clock.ts). */
@@ -71,7 +72,8 @@ export function databaseDriver(config: Config, tcpAvailable: boolean): "http" | 
  *   network errors, briefly: callers that change state pass ids that make a repeated script a replay).
  * - Postgres: {@link databaseDriver}: Neon HTTP (src/stores/postgres-http.ts) or a TCP pool
  *   (src/stores/postgres-tcp.ts, server runtimes only).
- * - QStash: the client, pointed at QSTASH_URL when set (locally, the stand-in).
+ * - QStash: the client, pointed at QSTASH_URL when set (locally, the stand-in), each publish failing
+ *   after 5 s without an answer (src/stores/qstash-publisher.ts).
  *
  * @example
  * const services = createServices(readConfig(env));                 // Workers
@@ -111,11 +113,13 @@ export function createServices(
       ...(config.NEON_HTTP_ENDPOINT ? { endpoint: config.NEON_HTTP_ENDPOINT } : {}),
     });
   }
-  const qstash = new QStashClient({
-    token: config.QSTASH_TOKEN,
-    ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
-    retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
-  });
+  const qstash = withPublishTimeout(
+    new QStashClient({
+      token: config.QSTASH_TOKEN,
+      ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
+      retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
+    }),
+  );
   return {
     config,
     redis,

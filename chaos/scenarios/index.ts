@@ -3,6 +3,7 @@ import { adminAdjustRetries } from "./admin-adjust-retries";
 import { clockSkew } from "./clock-skew";
 import { coldBurst } from "./cold-burst";
 import { crashBeforePublish } from "./crash-before-publish";
+import { halfOpen } from "./half-open";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { lateWritesAfterQuiet } from "./late-writes";
 import { mixedWindows } from "./mixed-windows";
@@ -11,6 +12,7 @@ import { qstashChaos } from "./qstash-chaos";
 import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
 import { redisLoss } from "./redis-loss";
 import { slotExhaustion } from "./slot-exhaustion";
+import { behindTlsProxy } from "./tls-proxy";
 import { tokenEnumeration } from "./token-enumeration";
 
 /** Every scenario `npm run chaos` runs, in order. */
@@ -28,5 +30,7 @@ export const scenarios: Scenario[] = [
   lateWritesAfterQuiet,
   mixedWindows,
   coldBurst,
+  behindTlsProxy,
+  halfOpen,
   slotExhaustion,
 ];

@@ -24,6 +24,7 @@ const MEANING: Record<ErrorCode, string> = {
   ORDER_NOT_READY: "The order is not ready for this yet; retry after `Retry-After` seconds.",
   CONFLICT: "The request conflicts with the current state (see the message).",
   PAYLOAD_TOO_LARGE: "The body is larger than the route takes.",
+  HEADERS_TOO_LARGE: "The request's headers together are larger than 32 KiB; nothing was read.",
   UNAVAILABLE: "A store is unavailable or the sale is being restored; retry after `Retry-After` seconds.",
   INTERNAL: "Something failed on the server's side.",
 };
@@ -72,14 +73,15 @@ const retryAfterHeader = (required: boolean) => ({
 
 /**
  * The `responses` entries of a route's errors: one per status, each listing the codes it can carry and
- * their meaning, with `Retry-After` where the code sends one. Every route also answers 500 INTERNAL.
+ * their meaning, with `Retry-After` where the code sends one. Every route also answers 431
+ * HEADERS_TOO_LARGE (src/middleware/header-limit.ts) and 500 INTERNAL.
  *
  * @example
  * responses: { 200: ok(saleSchema), ...errorResponses("UNKNOWN_SALE", "UNAVAILABLE") }
  */
 export function errorResponses(...codes: ErrorCode[]) {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, "INTERNAL" as const]) {
+  for (const code of [...codes, "HEADERS_TOO_LARGE" as const, "INTERNAL" as const]) {
     const status = statusOf(code);
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

@@ -7,18 +7,30 @@ import { readBoundedBody } from "../http/read-body";
 export type SignedJobVariables = { jobBody: string };
 
 /**
+ * The URL QStash signed for this delivery: the one the engine published to, `publicUrl` (PUBLIC_URL)
+ * with the request's path and query. Not the URL the server sees: behind a TLS-terminating proxy that
+ * is `http://…` (or another host) while QStash was given, and signed, `https://…`.
+ */
+export function publishedUrl(publicUrl: string, requestUrl: string): string {
+  const { pathname, search } = new URL(requestUrl);
+  return `${publicUrl.replace(/\/+$/, "")}${pathname}${search}`;
+}
+
+/**
  * Verifies a QStash delivery (`Upstash-Signature`) with the current and the next signing key against
- * the exact URL it was sent to and the raw body. The signature covers the body, so the body has to be
+ * the URL it was published to ({@link publishedUrl}) and the raw body. The signature covers the body, so the body has to be
  * read first: at most `maxBodyBytes` of it (a larger one is 413 PAYLOAD_TOO_LARGE, refused by its
  * Content-Length before it is read, or cut off while it streams). `Receiver.verify` throws on a bad
  * signature: that is 401 and the handler never runs. The verified raw body is left in `c.var.jobBody`
  * and in Hono's body cache, where the route's validator (api/validate-request.ts) reads it.
  *
  * @example
- * app.post("/order-write", qstashSignature({ keys, maxBodyBytes: 64 * 1024 }), handler)
+ * app.post("/order-write", qstashSignature({ keys, publicUrl, maxBodyBytes: 64 * 1024 }), handler)
  */
 export function qstashSignature(options: {
   keys: (c: Parameters<MiddlewareHandler>[0]) => { current: string; next: string };
+  /** The origin (and path prefix) jobs are published to: PUBLIC_URL. */
+  publicUrl: (c: Parameters<MiddlewareHandler>[0]) => string;
   maxBodyBytes: number;
 }) {
   return async function qstashSignatureMiddleware(c, next) {
@@ -29,7 +41,7 @@ export function qstashSignature(options: {
     const receiver = new Receiver({ currentSigningKey: current, nextSigningKey: nextKey });
     let valid = false;
     try {
-      valid = await receiver.verify({ signature, body, url: c.req.url });
+      valid = await receiver.verify({ signature, body, url: publishedUrl(options.publicUrl(c), c.req.url) });
     } catch {
       valid = false;
     }

@@ -37,6 +37,7 @@ function signed(maxBodyBytes: number) {
       const config = configOf(c);
       return { current: config.QSTASH_CURRENT_SIGNING_KEY, next: config.QSTASH_NEXT_SIGNING_KEY };
     },
+    publicUrl: (c) => configOf(c).PUBLIC_URL,
   });
 }
 

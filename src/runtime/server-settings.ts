@@ -18,6 +18,11 @@ const schema = z.object({
   PUBLIC_DIR: z.string().default("public"),
   /** On SIGTERM/SIGINT, how long requests still open (event streams) may go on before they are cut. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * Then, how long the background work (pending publishes, a running sweep) and closing the connections
+   * may take before the process exits anyway: what is left is in the outbox, republished by the sweeper.
+   */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
 });
 
 /** Settings only a server runtime has (Deno, Bun); the engine's own are src/env.ts's. */

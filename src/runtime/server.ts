@@ -6,6 +6,7 @@ import { createServices, depsAt, type Services } from "../services";
 import { connectPostgresTcp } from "../stores/postgres-tcp";
 import { connectRedisTcp } from "../stores/redis-tcp";
 import { type CronTrigger, startCron } from "./cron-schedule";
+import { settlesWithin } from "./deadline";
 import { clientAddress, readServerSettings, type ServerSettings } from "./server-settings";
 import { parseHeadersFile, type ServeStaticOptions, staticSite } from "./static-site";
 import { createTaskSet, type TaskSet } from "./task-set";
@@ -57,7 +58,8 @@ export function createServerEngine(
     /**
      * Stops the process's work in order: no new requests (`stopServing`, given the grace period for open
      * streams), no new scheduled runs, then every background task and a running sweep finish, then the
-     * connections close. Idempotent.
+     * connections close, all within SHUTDOWN_DRAIN_MS (then it resolves anyway: orders whose publish was
+     * still pending are in the outbox). Idempotent.
      */
     shutdown(stopServing: () => Promise<unknown>): Promise<void> {
       stopping ??= (async () => {
@@ -66,9 +68,15 @@ export function createServerEngine(
           stopServing().catch(() => undefined),
           new Promise((r) => setTimeout(r, settings.SHUTDOWN_GRACE_MS)),
         ]);
-        await scheduled.idle();
-        await tasks.drain();
-        await services.close();
+        const finished = async () => {
+          await scheduled.idle();
+          await tasks.drain();
+          await services.close();
+        };
+        if (!(await settlesWithin(settings.SHUTDOWN_DRAIN_MS, finished())))
+          console.warn(
+            `shutdown: ${tasks.size()} background task(s) still running after ${settings.SHUTDOWN_DRAIN_MS} ms; exiting (pending orders stay in the outbox)`,
+          );
       })();
       return stopping;
     },

@@ -4,6 +4,7 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import pg from "pg";
 import * as schema from "../db/schema";
 import { StoreUnavailableError } from "../errors";
+import { retireIdleOnConnectionFailure } from "./idle-clients";
 import type { Row, SqlStore } from "./sql-store";
 
 /** A {@link SqlStore} that holds a pool of connections: close it when the process stops. */
@@ -14,6 +15,11 @@ export type PostgresTcpOptions = {
   max?: number;
   /** Give up waiting for a connection (new or from the pool) after this. Default 2,000. */
   connectTimeoutMs?: number;
+  /**
+   * A statement not answered within this fails (503) and its connection is discarded: on a silent
+   * (half-open) connection no answer and no reset ever come. Default 5,000.
+   */
+  queryTimeoutMs?: number;
 };
 
 const dialect = new PgDialect();
@@ -57,12 +63,16 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
     connectionString: databaseUrl,
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+    query_timeout: options.queryTimeoutMs ?? 5_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     idleTimeoutMillis: 30_000,
     types,
   });
   // An idle connection that breaks (a restart, a failover) is dropped by the pool; without a listener
   // the error would end the process.
   pool.on("error", (error) => console.warn("postgres:", error.message));
+  retireIdleOnConnectionFailure(pool);
   const db = drizzle({ client: pool, schema });
   return Object.assign(db, {
     execute: async <T extends Row>(query: SQLWrapper) => {
@@ -79,9 +89,11 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
         await client.query("commit");
         return results;
       } catch (error) {
-        await client.query("rollback").catch((e: Error) => {
-          broken = e;
-        });
+        if (!(error instanceof pg.DatabaseError)) broken = error as Error;
+        else
+          await client.query("rollback").catch((e: Error) => {
+            broken = e;
+          });
         return classify(error);
       } finally {
         client.release(broken);

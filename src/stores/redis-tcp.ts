@@ -111,7 +111,10 @@ function evalCommand(
  * connection serves the whole process. A store that is down fails calls fast instead of queueing them:
  * commands in flight when the connection drops are rejected at once (never resent: the caller decides,
  * see reserve-call.ts), commands sent while it reconnects are rejected when the next attempt fails
- * (attempts every ≤ 500 ms), and none waits longer than `commandTimeoutMs`.
+ * (attempts every ≤ 500 ms), and none waits longer than `commandTimeoutMs`. A connection that goes
+ * silent (a half-open socket: the peer gone behind a proxy or NAT that keeps this side open, so no
+ * reset ever comes) is dropped once commands have waited `commandTimeoutMs` without a byte coming back,
+ * and replaced: its commands are rejected (outcome unknown), never matched to later replies.
  *
  * @example
  * const redis = connectRedisTcp(process.env.REDIS_URL);
@@ -125,6 +128,8 @@ export function connectRedisTcp(url: string, options: RedisTcpOptions = {}): Red
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     commandTimeout: options.commandTimeoutMs ?? 2_000,
+    socketTimeout: options.commandTimeoutMs ?? 2_000,
+    keepAlive: 10_000,
     connectTimeout: options.connectTimeoutMs ?? 1_000,
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
     lazyConnect: options.lazy ?? false,

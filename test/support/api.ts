@@ -11,9 +11,11 @@ export type ApiResponse<T = Record<string, unknown>> = {
 /**
  * A small HTTP client for the worker, the way a shop's client code would call it. Every answer is
  * checked against the OpenAPI document the server publishes (see openapi-check.ts); `unchecked` (with
- * the reason) is only for a test that deliberately reads an answer that is not the engine's.
+ * the reason) is only for a test that deliberately reads an answer that is not the engine's. Through a
+ * proxy, `fetch` is the client's (one that trusts the proxy's certificate) and `checkAt` the engine's own
+ * origin, where the document is read.
  */
-export function apiClient(baseUrl: string) {
+export function apiClient(baseUrl: string, via: { fetch?: typeof fetch; checkAt?: string } = {}) {
   async function call<T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -32,12 +34,12 @@ export function apiClient(baseUrl: string) {
       body = JSON.stringify(opts.body);
       headers["Content-Type"] ??= "application/json";
     }
-    const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const res = await (via.fetch ?? fetch)(`${baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
     if (!opts.unchecked)
       await checkExchange({
         method,
-        url: res.url || `${baseUrl}${path}`,
+        url: via.checkAt ? `${via.checkAt}${path}` : res.url || `${baseUrl}${path}`,
         status: res.status,
         headers: res.headers,
         text,

@@ -44,19 +44,34 @@ export type AppUnderTest = {
  * The whole product on real servers: redis-server behind the Upstash REST stand-in, Postgres behind the
  * Neon HTTP stand-in, the QStash stand-in, migrations applied, and the engine on `runtime` (default
  * FLASH_RUNTIME, else workers): the built worker in workerd, or the bundled server on Deno or Bun.
+ * Behind proxies: `publicUrl` is the engine's PUBLIC_URL (a TLS proxy in front of it, whose certificate
+ * `qstashFetch` trusts), and `beforeEngine` runs once the stack is up, its settings going to the engine
+ * last (e.g. REDIS_URL and DATABASE_URL through stalling proxies).
  */
 export async function startApp(
-  opts: { vars?: Record<string, string>; runtime?: RuntimeName } = {},
+  opts: {
+    vars?: Record<string, string>;
+    runtime?: RuntimeName;
+    publicUrl?: string;
+    qstashFetch?: typeof fetch;
+    beforeEngine?: (stack: Stack) => Promise<Record<string, string>>;
+  } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
-  const stack = await startStack({ mode: "test", quiet: true });
+  const stack = await startStack({
+    mode: "test",
+    quiet: true,
+    ...(opts.qstashFetch ? { qstash: { fetch: opts.qstashFetch } } : {}),
+  });
   try {
     await migrate(stack.vars.DATABASE_URL);
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
+    const late = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
+    const publicUrl = opts.publicUrl ? { publicUrl: opts.publicUrl } : {};
     const worker =
       runtime === "workers"
-        ? await startWorker({ vars: { ...vars, ...opts.vars } })
-        : await startServer({ runtime, vars: { ...vars, ...serverTestVars(stack), ...opts.vars } });
+        ? await startWorker({ vars: { ...vars, ...late }, ...publicUrl })
+        : await startServer({ runtime, vars: { ...vars, ...serverTestVars(stack), ...late }, ...publicUrl });
     let redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
     const db = new pg.Pool({ connectionString: stack.vars.DATABASE_URL, max: 4 });
     // Idle clients see the server go away in the Postgres fault tests; that is expected, not a failure.

@@ -103,7 +103,11 @@ describe("void and failure-callback job bodies", () => {
 });
 
 describe("job routes", () => {
-  const keys = { QSTASH_CURRENT_SIGNING_KEY: "sig_current", QSTASH_NEXT_SIGNING_KEY: "sig_next" };
+  const keys = {
+    QSTASH_CURRENT_SIGNING_KEY: "sig_current",
+    QSTASH_NEXT_SIGNING_KEY: "sig_next",
+    PUBLIC_URL: "http://localhost",
+  };
   // only the signature check and the body's schema run: a request that reaches a store fails the test
   const app = createApp({
     services: () => ({ config: keys, clock: () => Date.now() }) as unknown as Services,
