@@ -1,8 +1,8 @@
 /**
  * Each runtime's default stream budgets, sized from what one isolate or process measurably held here
  * (`bench/realtime.ts`, README "Benchmark": sale watchers pushed within 1 s at p99 while buys run):
- * workerd ~3,000 per isolate (p99 632 ms; 10,000 went to 2.1 s), Deno 10,000 at a full core (p99
- * 517 ms, buys slowed) and 5,000 well within it, Bun 10,000 at 63 % of a core (p99 588 ms). Order
+ * workerd ~3,000 per isolate (p99 632 ms; 10,000 went to 2.1 s), Deno 10,000 only at a full core
+ * (p99 517 ms, buys answered 42/s of 50), so half of that, Bun 10,000 at 63 % of a core (p99 588 ms). Order
  * streams get a budget of their own on top (a fifth), so anonymous sale watchers never crowd out a
  * buyer's order, and the operator's stream is never counted against either.
  *
