@@ -21,6 +21,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/stock-adjustment.test.ts",
   "test/integration/redis-loss.test.ts",
   "test/integration/openapi.test.ts",
+  "test/integration/shopper-limits.test.ts",
 ];
 
 export default defineConfig({

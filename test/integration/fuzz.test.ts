@@ -24,7 +24,12 @@ let app: AppUnderTest;
 
 beforeAll(async () => {
   app = await startApp({
-    vars: { RATE_LIMIT_USER_PER_WINDOW: "1000000", RATE_LIMIT_IP_PER_WINDOW: "1000000" },
+    vars: {
+      RATE_LIMIT_USER_PER_WINDOW: "1000000",
+      RATE_LIMIT_IP_PER_WINDOW: "1000000",
+      SHOPPER_LIMIT_USER_PER_WINDOW: "1000000",
+      SHOPPER_LIMIT_IP_PER_WINDOW: "1000000",
+    },
   });
 });
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import pg from "pg";
+import { enableStatementStats } from "../../bench/environment";
 import { migrate } from "../../local/migrate";
 import { startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
@@ -44,13 +45,20 @@ export type AppUnderTest = {
  * The whole product on real servers: redis-server behind the Upstash REST stand-in, Postgres behind the
  * Neon HTTP stand-in, the QStash stand-in, migrations applied, and the engine on `runtime` (default
  * FLASH_RUNTIME, else workers): the built worker in workerd, or the bundled server on Deno or Bun.
+ * With `statementStats`, Postgres loads pg_stat_statements (see {@link statementCalls}).
  */
 export async function startApp(
-  opts: { vars?: Record<string, string>; runtime?: RuntimeName } = {},
+  opts: { vars?: Record<string, string>; runtime?: RuntimeName; statementStats?: boolean } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
   const stack = await startStack({ mode: "test", quiet: true });
   try {
+    if (opts.statementStats)
+      await enableStatementStats(
+        stack.vars.DATABASE_URL,
+        () => stack.postgres.stop(),
+        () => stack.postgres.start(),
+      );
     await migrate(stack.vars.DATABASE_URL);
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
     const worker =
