@@ -29,6 +29,7 @@ import { RedisStats } from "./redis-stats";
 import { printReport, summarizeResult } from "./report";
 import { loadAverage, runMeta } from "./run-meta";
 import { finishRuntimes, parseRuntimes } from "./runtimes-output";
+import { floodPhase } from "./shopper-flood";
 import { type WorkersOptions, workersBench } from "./workers-bench";
 
 const { values: args } = parseArgs({
@@ -114,6 +115,12 @@ async function main(): Promise<number> {
       result,
       args.out,
     );
+    if (!skip.has("flood")) {
+      log(
+        "\nshopper floods: one token and one address on each shopper route, on Bun (bench/shopper-flood.ts)",
+      );
+      await floodPhase(env, { runtime: "bun", seconds: 3, connections: 20, buyRate: 50, out: args.out, log });
+    }
     return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk ? 0 : 1;
   } finally {
     load.stop();
