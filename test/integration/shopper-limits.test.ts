@@ -49,7 +49,22 @@ const address = () => ({ "CF-Connecting-IP": `198.51.100.${++addresses}` });
 async function earlyInWindow(): Promise<void> {
   const windowMs = WINDOW_SECONDS * 1000;
   const into = Date.now() % windowMs;
-  if (into > windowMs - 4000) await sleep(windowMs - into + 50);
+  if (into > windowMs - 5000) await sleep(windowMs - into + 50);
+}
+
+/** A flood early in a window, its store cost, and how many windows it spanned (one, unless the box is slow). */
+async function floodCost<T>(during: () => Promise<T>) {
+  await earlyInWindow();
+  const window = () => Math.floor(Date.now() / (WINDOW_SECONDS * 1000));
+  const first = window();
+  const cost = await storeCost(during);
+  return { ...cost, windows: window() - first + 1 };
+}
+
+/** What a limit lets through: exactly `limit` in one window, at most `limit` a window over several. */
+function expectLetThrough(count: number, limit: number, windows: number, what = "") {
+  if (windows === 1) expect([what, count]).toEqual([what, limit]);
+  else expect(count, what).toBeLessThanOrEqual(limit * windows);
 }
 
 /**
@@ -131,18 +146,17 @@ describe("a flood from one token", () => {
     const mine = await orderOf("flooder", sale, flooderIp);
     const theirs = await orderOf("bystander", sale);
     await app.drain();
-    await earlyInWindow();
-    const cost = await storeCost(() => flood(120, 16, () => getOrder(mine, "flooder", flooderIp)));
+    const cost = await floodCost(() => flood(120, 16, () => getOrder(mine, "flooder", flooderIp)));
     const allowed = cost.value.filter((r) => r.status === 200);
     console.log(
       `order reads: ${JSON.stringify(statuses(cost.value))}, postgres ${cost.postgres}, redis ${cost.redis}`,
     );
-    expect(allowed.length).toBe(USER_LIMIT);
+    expectLetThrough(allowed.length, USER_LIMIT, cost.windows);
     expect(allowed.length + cost.value.filter((r) => r.status === 429).length).toBe(120);
     expectRateLimited(cost.value);
-    // one query per allowed read (the order is written, not queued); the limit: at most two claims
-    expect(cost.postgres, cost.statements).toBeLessThanOrEqual(USER_LIMIT);
-    expect(cost.redis).toBeLessThanOrEqual(USER_LIMIT + 4);
+    // one query per allowed read (the order is written, not queued); the limit: at most two claims a window
+    expect(cost.postgres, cost.statements).toBeLessThanOrEqual(allowed.length);
+    expect(cost.redis).toBeLessThanOrEqual(allowed.length + 4 * cost.windows);
     // the same address, another shopper: read and buy as usual
     expect((await getOrder(theirs, "bystander", flooderIp)).status).toBe(200);
     expect((await app.api.buy(sale.productToken, "bystander", 1, flooderIp)).status).toBe(202);
@@ -155,13 +169,12 @@ describe("a flood from one token", () => {
     const toCancel = await orderOf("canceller", sale, ip);
     const toWatch = await orderOf("watcher", sale, ip);
     await app.drain();
-    await earlyInWindow();
-    const pays = await storeCost(() => flood(60, 12, () => getOrder(toPay, "payer", ip, "pay")));
-    const cancels = await storeCost(() => flood(60, 12, () => getOrder(toCancel, "canceller", ip, "cancel")));
+    const pays = await floodCost(() => flood(60, 12, () => getOrder(toPay, "payer", ip, "pay")));
+    const cancels = await floodCost(() => flood(60, 12, () => getOrder(toCancel, "canceller", ip, "cancel")));
     const token = await shopperToken("watcher");
     const streams: SseReader[] = [];
     const url = `${app.worker.url}/api/orders/${toWatch}/events`;
-    const opens = await storeCost(() =>
+    const opens = await floodCost(() =>
       flood(40, 10, async () => {
         const s = await openEvents(url, { Authorization: `Bearer ${token}`, ...ip });
         if (s.status === 200) streams.push(s);
@@ -178,9 +191,9 @@ describe("a flood from one token", () => {
     ] as const) {
       const by = statuses(cost.value);
       console.log(`${what}: ${JSON.stringify(by)}, postgres ${cost.postgres}, redis ${cost.redis}`);
-      expect([what, by[200]]).toEqual([what, USER_LIMIT]);
-      expect([what, by[429]]).toEqual([what, cost.value.length - USER_LIMIT]);
-      expect(cost.postgres, cost.statements).toBeLessThanOrEqual(USER_LIMIT * perAllowed);
+      expectLetThrough(by[200] ?? 0, USER_LIMIT, cost.windows, what);
+      expect([what, by[429]]).toEqual([what, cost.value.length - (by[200] ?? 0)]);
+      expect(cost.postgres, cost.statements).toBeLessThanOrEqual((by[200] ?? 0) * perAllowed);
     }
     expectRateLimited([...pays.value, ...cancels.value]);
     for (const s of opens.value.filter((s) => s.status === 429))
@@ -192,9 +205,8 @@ describe("per client address", () => {
   it("many shoppers behind one address reach the stores at most at the address limit; another address is not limited", async () => {
     const sale = await app.api.createSale({ stock: 5 });
     const ip = address();
-    await earlyInWindow();
     const users = Array.from({ length: 18 }, (_, i) => `crowd-${i}`);
-    const cost = await storeCost(() =>
+    const cost = await floodCost(() =>
       flood(users.length * 5, 12, async () => {
         const user = users[Math.floor(Math.random() * users.length)] as string;
         return getOrder(newOrderId(sale.saleId), user, ip);
@@ -202,33 +214,38 @@ describe("per client address", () => {
     );
     const by = statuses(cost.value);
     console.log(`one address, 18 shoppers: ${JSON.stringify(by)}, postgres ${cost.postgres}`);
-    expect(by[404] ?? 0).toBeLessThanOrEqual(IP_LIMIT);
-    expect(by[429] ?? 0).toBeGreaterThanOrEqual(cost.value.length - IP_LIMIT);
+    expect(by[404] ?? 0).toBeLessThanOrEqual(IP_LIMIT * cost.windows);
+    expect((by[404] ?? 0) + (by[429] ?? 0)).toBe(cost.value.length);
     expectRateLimited(cost.value);
-    expect(cost.postgres, cost.statements).toBeLessThanOrEqual(IP_LIMIT);
-    expect((await getOrder(newOrderId(sale.saleId), "crowd-0", address())).status).toBe(404);
+    expect(cost.postgres, cost.statements).toBeLessThanOrEqual(by[404] ?? 0);
+    expect((await getOrder(newOrderId(sale.saleId), "elsewhere", address())).status).toBe(404);
   });
 
   it("anonymous sale reads and sale stream openings are limited per address", async () => {
     const sale = await app.api.createSale({ stock: 5 });
     const ip = address();
     expect((await app.api.call("GET", `/api/sales/${sale.saleId}`)).status).toBe(200);
-    await earlyInWindow();
-    const started = Date.now();
-    const reads = await storeCost(() =>
-      flood(IP_LIMIT + 40, 12, () => app.api.call("GET", `/api/sales/${sale.saleId}`, { headers: ip })),
-    );
+    let started = 0;
+    const reads = await floodCost(() => {
+      started = Date.now();
+      return flood(IP_LIMIT + 40, 12, () =>
+        app.api.call("GET", `/api/sales/${sale.saleId}`, { headers: ip }),
+      );
+    });
     const halfSeconds = Math.ceil((Date.now() - started) / 500);
     const by = statuses(reads.value);
-    expect([by[200], by[429]]).toEqual([IP_LIMIT, 40]);
+    expectLetThrough(by[200] ?? 0, IP_LIMIT, reads.windows);
+    expect((by[200] ?? 0) + (by[429] ?? 0)).toBe(IP_LIMIT + 40);
     expectRateLimited(reads.value);
     // answered from the process's sale list: one read of it (SMEMBERS, then a pipeline) per half second
     expect(reads.commands.smembers ?? 0).toBeLessThanOrEqual(halfSeconds + 1);
-    const streams = await flood(IP_LIMIT + 5, 10, () =>
-      openEvents(`${app.worker.url}/api/sales/${sale.saleId}/events`, ip),
+    const streams = await floodCost(() =>
+      flood(IP_LIMIT + 5, 10, () => openEvents(`${app.worker.url}/api/sales/${sale.saleId}/events`, ip)),
     );
-    for (const s of streams) s.close();
-    expect(statuses(streams)).toEqual({ 200: IP_LIMIT, 429: 5 });
+    for (const s of streams.value) s.close();
+    const opened = statuses(streams.value);
+    expectLetThrough(opened[200] ?? 0, IP_LIMIT, streams.windows);
+    expect((opened[200] ?? 0) + (opened[429] ?? 0)).toBe(IP_LIMIT + 5);
     expect((await app.api.call("GET", `/api/sales/${sale.saleId}`, { headers: address() })).status).toBe(200);
   });
 });
