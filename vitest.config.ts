@@ -23,6 +23,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/redis-loss.test.ts",
   "test/integration/openapi.test.ts",
   "test/integration/header-limits.test.ts",
+  "test/integration/shopper-limits.test.ts",
 ];
 
 /**

@@ -31,6 +31,7 @@ import { printRealtime } from "./report/realtime-report";
 import { printReport } from "./report/report";
 import { summarizeResult } from "./report/summary";
 import { type BenchEnvironment, startEnvironment } from "./setup/environment";
+import { floodPhase } from "./shopper-flood";
 
 const { values: args } = parseArgs({
   options: {
@@ -115,6 +116,12 @@ async function main(): Promise<number> {
       result,
       args.out,
     );
+    if (!skip.has("flood")) {
+      log(
+        "\nshopper floods: one token and one address on each shopper route, on Bun (bench/shopper-flood.ts)",
+      );
+      await floodPhase(env, { runtime: "bun", seconds: 3, connections: 20, buyRate: 50, out: args.out, log });
+    }
     return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk ? 0 : 1;
   } finally {
     load.stop();

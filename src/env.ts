@@ -24,6 +24,8 @@ export type Env = {
   RATE_LIMIT_USER_PER_WINDOW?: string;
   RATE_LIMIT_IP_PER_WINDOW?: string;
   RATE_LIMIT_WINDOW_SECONDS?: string;
+  SHOPPER_LIMIT_USER_PER_WINDOW?: string;
+  SHOPPER_LIMIT_IP_PER_WINDOW?: string;
   SOLD_OUT_CACHE_MS?: string;
   CATALOG_REFRESH_MS?: string;
   STORE_CLOCK_REFRESH_MS?: string;
@@ -77,6 +79,13 @@ const configSchema = z
     RATE_LIMIT_USER_PER_WINDOW: positiveInt(20),
     RATE_LIMIT_IP_PER_WINDOW: positiveInt(2000),
     RATE_LIMIT_WINDOW_SECONDS: positiveInt(1),
+    /**
+     * Requests per window (RATE_LIMIT_WINDOW_SECONDS) one shopper may send to each shopper route other than
+     * buy (order reads, pay, cancel, stream openings), and one client address to each shopper route
+     * (sale reads included): src/limits/route-limits.ts. The buy keeps its own, inside its script.
+     */
+    SHOPPER_LIMIT_USER_PER_WINDOW: positiveInt(20),
+    SHOPPER_LIMIT_IP_PER_WINDOW: positiveInt(2000),
     SOLD_OUT_CACHE_MS: z.coerce.number().int().min(0).default(1000),
     CATALOG_REFRESH_MS: positiveInt(5000),
     STORE_CLOCK_REFRESH_MS: positiveInt(60_000),

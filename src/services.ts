@@ -43,6 +43,12 @@ export type PublishDeps = Pick<Services, "config" | "qstash">;
 /** What an order's lifecycle needs (write, pay, cancel, expire, restore: src/orders/). */
 export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash" | "memory">;
 
+/** What reading one order for its owner needs: the stores, and what the process already knows (src/orders/order-reads.ts). */
+export type OrderReadDeps = Pick<Deps, "redis" | "db" | "memory" | "now">;
+
+/** What the shopper routes' request limits need: counts in memory, the store past the local share (src/limits/). */
+export type LimitDeps = Pick<Deps, "config" | "redis" | "memory" | "now" | "defer">;
+
 /** What rebuilding a sale's Redis state from Postgres needs (src/recovery/). */
 export type RebuildDeps = LifecycleDeps & Partial<Pick<Deps, "defer">>;
 

@@ -34,6 +34,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let watchers: Watcher[] = [];
 let buys: { at: number; remaining: number }[] = [];
 
+/** The k-th shopper's client address: watchers and pollers are many shoppers, not one address (limited per address). */
+const addressOf = (k: number) => `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
+let opened = 0;
+
 function openWatcher(url: string): Promise<Watcher> {
   return new Promise((resolve) => {
     const w: Watcher = { times: [], remaining: [], status: 0, req: null as unknown as http.ClientRequest };
@@ -42,7 +46,8 @@ function openWatcher(url: string): Promise<Watcher> {
       if (!settled) resolve(w);
       settled = true;
     };
-    w.req = http.get(url, { agent, headers: { accept: "text/event-stream" } }, (res) => {
+    const headers = { accept: "text/event-stream", "cf-connecting-ip": addressOf(opened++) };
+    w.req = http.get(url, { agent, headers }, (res) => {
       w.status = res.statusCode ?? 0;
       if (w.status !== 200) {
         res.resume();
@@ -159,10 +164,10 @@ async function poll(url: string, shoppers: number, everyMs: number, durationMs: 
   const pollAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const statuses: Record<string, number> = {};
   let requests = 0;
-  const get = () =>
+  const get = (k: number) =>
     new Promise<void>((resolve) => {
       http
-        .get(url, { agent: pollAgent }, (res) => {
+        .get(url, { agent: pollAgent, headers: { "cf-connecting-ip": addressOf(k % shoppers) } }, (res) => {
           res.resume();
           res.on("end", () => {
             statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
@@ -177,7 +182,7 @@ async function poll(url: string, shoppers: number, everyMs: number, durationMs: 
     const at = started + (k * everyMs) / shoppers;
     if (at - now() > 0) await sleep(at - now());
     requests++;
-    inFlight.push(get());
+    inFlight.push(get(k));
   }
   await Promise.all(inFlight);
   pollAgent.destroy();

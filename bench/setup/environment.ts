@@ -134,7 +134,7 @@ function pick(source: NodeJS.ProcessEnv, names: string[]): Record<string, string
  * Loads pg_stat_statements into the stack's embedded Postgres (ALTER SYSTEM, then a restart), so the
  * bench counts statements, not only transactions. Skipped when it is already loaded.
  */
-async function enableStatementStats(
+export async function enableStatementStats(
   databaseUrl: string,
   stop: () => Promise<void>,
   start: () => Promise<void>,

@@ -32,20 +32,42 @@ export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
 }
 
 const LIST_CACHE_MS = 500;
+/** How old a list may still be answered while another request re-reads it. */
+const LIST_STALE_MS = 5_000;
+/** A re-read not finished within this long is given up (its request may be gone). */
+const LIST_TAKEOVER_MS = 3_000;
 
-/** Every registered sale, remembered by the process for half a second: every shopper page polls this. */
+/**
+ * Every registered sale, remembered by the process for half a second: every shopper page polls this.
+ * When it is older, the first request re-reads it with its own I/O while the others answer from the
+ * list in hand (up to 5 s old; they never await that read), so a crowd costs one read at a time.
+ */
 export async function readSaleList(
   d: { redis: Redis; memory: Pick<Memory, "saleList"> },
   now: number,
 ): Promise<SaleRecord[]> {
   const list = d.memory.saleList;
-  if (list.cached && now - list.cached.at < LIST_CACHE_MS) return list.cached.sales;
-  const sales = await readAllSales(d.redis);
-  list.cached = { at: now, sales };
-  return sales;
+  const cached = list.cached;
+  if (cached && now - cached.at < LIST_CACHE_MS) return cached.sales;
+  const since = list.refreshingSince;
+  if (cached && since !== null && now - since < LIST_TAKEOVER_MS && now - cached.at < LIST_STALE_MS)
+    return cached.sales;
+  list.refreshingSince = now;
+  const generation = list.generation;
+  try {
+    const sales = await readAllSales(d.redis);
+    // a read begun before an operator change here, or before a newer read, is not kept
+    if (generation === list.generation && (!list.cached || list.cached.at <= now))
+      list.cached = { at: now, sales };
+    return sales;
+  } finally {
+    if (list.refreshingSince === now) list.refreshingSince = null;
+  }
 }
 
 /** Forgets the process's sale list (after an operator change made here). */
 export function forgetSaleList(memory: Pick<Memory, "saleList">): void {
   memory.saleList.cached = null;
+  memory.saleList.refreshingSince = null;
+  memory.saleList.generation++;
 }

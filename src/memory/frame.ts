@@ -43,6 +43,11 @@ export function keepSame(previous: Frame | undefined, next: Frame): Frame {
   return same ? previous : { ...next, version: previous.version + 1 };
 }
 
+/** The event's `data:` text (its JSON), as the feed serialized it. */
+export function eventData(e: FrameEvent): string {
+  return e.tail.slice("\ndata: ".length, -"\n\n".length);
+}
+
 /** One event as written on a stream: `event:`, the stream's own `id:`, and the shared data. */
 export function eventText(e: FrameEvent, id: number | bigint): string {
   return `event: ${e.event}\nid: ${id}${e.tail}`;

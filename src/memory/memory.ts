@@ -1,7 +1,10 @@
 import type { BloomFilter } from "bloom-filters";
 import type { SaleRecord } from "../catalog/sale-record";
+import type { OrderView } from "../orders/order-view";
 import type { QueuedOrder } from "../stock/queued-order";
 import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
+import { createLru, type Lru } from "./lru";
+import { createRateCounters, type RateCounters } from "./rate-counters";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
 import { createStreamBudgets, type StreamBudgets } from "./stream-budgets";
@@ -31,8 +34,19 @@ export type Memory = {
   recovery: { lastAttemptAt: number };
   /** the batch of reserved orders being gathered for one publish (src/orders/publish-buffer.ts) */
   publishing: { open: { orders: QueuedOrder[] } | null };
-  /** the sale list shoppers poll, kept half a second (src/routes/sales.ts) */
-  saleList: { cached: { at: number; sales: SaleRecord[] } | null };
+  /**
+   * the sale list shoppers poll, kept half a second; when a request began re-reading it (the others
+   * answer from the list in hand meanwhile); bumped by each operator change here: src/catalog/sale-store.ts
+   */
+  saleList: {
+    cached: { at: number; sales: SaleRecord[] } | null;
+    refreshingSince: number | null;
+    generation: number;
+  };
+  /** orders seen in a final status (paid, expired, cancelled), which never change: src/orders/order-reads.ts */
+  finalOrders: Lru<{ userId: string; view: OrderView }>;
+  /** requests per user and per client address to each shopper route, this window: src/limits/route-limits.ts */
+  limits: RateCounters;
   /** one upstream feed per kind of stream, whatever the number of watchers (src/realtime/) */
   feeds: {
     sales: SharedSnapshot<Frame>;
@@ -57,6 +71,12 @@ export const STATS_FEED_MS = 1_000;
  */
 const STREAM_SLOT_STALE_MS = 6_000;
 
+/** Orders in a final status kept per process (a few hundred bytes each). */
+const FINAL_ORDERS_KEPT = 5_000;
+
+/** Users and addresses whose requests this window are counted per process (about 100 bytes each). */
+const LIMIT_KEYS_KEPT = 10_000;
+
 /**
  * A fresh memory: built once per isolate or process (src/services.ts), and by each test that wants a
  * process of its own.
@@ -72,7 +92,9 @@ export function createMemory(t: FeedTimings): Memory {
     storeClock: { offset: null },
     recovery: { lastAttemptAt: Number.NEGATIVE_INFINITY },
     publishing: { open: null },
-    saleList: { cached: null },
+    saleList: { cached: null, refreshingSince: null, generation: 0 },
+    finalOrders: createLru(FINAL_ORDERS_KEPT),
+    limits: createRateCounters(LIMIT_KEYS_KEPT),
     feeds: {
       sales: createSharedSnapshot<Frame>({ maxAgeMs: t.saleFeedMs, merge: keepSame }),
       saleList: createSharedSnapshot<Frame>({ maxAgeMs: t.saleFeedMs, merge: keepSame }),

@@ -1,5 +1,7 @@
 import type { Db } from "../db/client";
 import { type Frame, frameOf, type WatchedOrder } from "../memory/frame";
+import type { Memory } from "../memory/memory";
+import { rememberOrder } from "../orders/order-reads";
 import { findOrders } from "../orders/order-repository";
 import { type OrderView, queuedView, rowView } from "../orders/order-view";
 import { saleKeys } from "../stock/keys";
@@ -24,10 +26,11 @@ export function watchedOrder(view: OrderView, userId: string): WatchedOrder {
 /**
  * The given orders (id → sale id): the Postgres row once written, else the queued document the
  * reservation script left in Redis. Both read at once; the row wins, being the later state. Orders
- * found in neither are left out (the caller keeps what it had).
+ * found in neither are left out (the caller keeps what it had). Rows in a final status are remembered
+ * (src/orders/order-reads.ts): a later read or stream opening of them needs no store.
  */
 export async function readOrders(
-  store: { redis: Redis; db: Db },
+  store: { redis: Redis; db: Db; memory: Pick<Memory, "finalOrders"> },
   orders: Map<string, string>,
 ): Promise<Map<string, WatchedOrder>> {
   const ids = [...orders.keys()];
@@ -42,6 +45,24 @@ export async function readOrders(
     const queued = parseQueuedOrder(orders.get(orderId) as string, docs[i] ?? null);
     if (queued) found.set(orderId, watchedOrder(queuedView(queued), queued.userId));
   });
-  for (const row of rows) found.set(row.id, watchedOrder(rowView(row), row.userId));
+  for (const row of rows) {
+    const view = rowView(row);
+    rememberOrder(store.memory, row.userId, view);
+    found.set(row.id, watchedOrder(view, row.userId));
+  }
   return found;
+}
+
+/**
+ * One order for a stream that connects: from the process's final orders when it has it there (no store),
+ * else read as the feed reads it.
+ */
+export async function readOneOrder(
+  store: { redis: Redis; db: Db; memory: Pick<Memory, "finalOrders"> },
+  orderId: string,
+  saleId: string,
+): Promise<WatchedOrder | undefined> {
+  const final = store.memory.finalOrders.get(orderId);
+  if (final) return watchedOrder(final.view, final.userId);
+  return (await readOrders(store, new Map([[orderId, saleId]]))).get(orderId);
 }

@@ -8,11 +8,12 @@ import { configOf, deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { shopperAuth } from "../middleware/shopper-auth";
-import { ownFrame, readOrders } from "../realtime/order-feed";
+import { ownFrame, readOneOrder, readOrders } from "../realtime/order-feed";
 import { readSaleFrames } from "../realtime/sale-feed";
 import { storeNow } from "../stores/store-clock";
 import { eventStream, frameStream, holding, slotFor } from "./event-streams";
 import { unknownOrder } from "./order-refusals";
+import { limited } from "./rate-limits";
 
 const saleEvents = createRoute({
   method: "get",
@@ -21,13 +22,14 @@ const saleEvents = createRoute({
   summary: "A sale's changes, live",
   description:
     "One `sale` event at once on connect, then on every change of `status`, and of `remaining` at least once a second while it changes. Sale streams have a budget of their own per server (REALTIME_MAX_STREAMS) and per client address (REALTIME_MAX_STREAMS_PER_IP): past either, 503 UNAVAILABLE with Retry-After (poll meanwhile).",
+  middleware: [limited("sale-events")] as const,
   request: { params: saleIdParam, headers: lastEventIdHeaders },
   responses: {
     200: eventStreamResponse(
       "`event: sale`, `data:` the sale as shoppers see it, a [Sale](#/components/schemas/Sale) (`productToken` only while live).",
       'event: sale\nid: 1767261600123\ndata: {"saleId":"s4k2x9q1m0abc","name":"Concert tickets","priceCents":4900,"perUserLimit":2,"startsAt":"2026-12-01T10:00:00.000Z","endsAt":"2026-12-01T12:00:00.000Z","status":"live","remaining":118,"serverTime":"2026-12-01T10:00:00.123Z","productToken":"Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5"}\n\n: ping\n\n',
     ),
-    ...errorResponses("UNKNOWN_SALE", "UNAVAILABLE"),
+    ...errorResponses("UNKNOWN_SALE", "RATE_LIMITED", "UNAVAILABLE"),
   },
 });
 
@@ -59,14 +61,14 @@ const orderEvents = createRoute({
   description:
     "Owner only (anyone else gets 404 UNKNOWN_ORDER before a stream starts). One `order` event at once, then one per status change; the stream ends after `paid`, `expired` or `cancelled`. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Order streams have a budget apart from the sale streams', per server (REALTIME_MAX_ORDER_STREAMS) and per shopper (REALTIME_MAX_STREAMS_PER_USER): past either, 503 UNAVAILABLE with Retry-After.",
   security: SHOPPER,
-  middleware: [shopperAuth({ settings: (c) => configOf(c) })] as const,
+  middleware: [shopperAuth({ settings: (c) => configOf(c) }), limited("order-events")] as const,
   request: { params: orderIdParam, headers: lastEventIdHeaders },
   responses: {
     200: eventStreamResponse(
       "`event: order`, `data:` the shopper's [Order](#/components/schemas/Order). The server ends the stream after the event of a final status (`paid`, `expired`, `cancelled`).",
       'event: order\nid: 1767261600123\ndata: {"orderId":"s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o","saleId":"s4k2x9q1m0abc","quantity":1,"status":"awaiting_payment","createdAt":"2026-12-01T10:00:01.000Z","expiresAt":"2026-12-01T10:10:01.000Z"}\n\nevent: order\nid: 1767261602456\ndata: {"orderId":"s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o","saleId":"s4k2x9q1m0abc","quantity":1,"status":"paid","createdAt":"2026-12-01T10:00:01.000Z","expiresAt":"2026-12-01T10:10:01.000Z","paidAt":"2026-12-01T10:00:03.000Z"}\n\n',
     ),
-    ...errorResponses("UNAUTHENTICATED", "UNKNOWN_ORDER", "UNAVAILABLE"),
+    ...errorResponses("UNAUTHENTICATED", "UNKNOWN_ORDER", "RATE_LIMITED", "UNAVAILABLE"),
   },
 });
 
@@ -83,7 +85,7 @@ export const orderEventRoutes = apiRouter().openapi(orderEvents, async (c) => {
   const leases = [slotFor(c, d, "order"), feed.watch(orderId, d.now)];
   const first = await holding(leases, async () => {
     if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
-      const read = (await readOrders(d, ordersOf([orderId]))).get(orderId);
+      const read = await readOneOrder(d, orderId, saleIdOfOrder(orderId) ?? "");
       if (!read || !ownFrame(read, userId)) throw unknownOrder();
       feed.put(orderId, read, d.now);
     }

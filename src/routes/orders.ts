@@ -6,10 +6,10 @@ import { orderIdParam, orderSchema, payBodySchema } from "../api/order-schemas";
 import { configOf, deps } from "../context";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { cancelOrder, payOrder } from "../orders/order-actions";
-import { findOrder } from "../orders/order-repository";
-import { queuedView, rowView } from "../orders/order-view";
-import { readQueuedOrder } from "../orders/queued-order-store";
+import { readOwnOrder, rememberOrder } from "../orders/order-reads";
+import { rowView } from "../orders/order-view";
 import { orderRefusal, saleOfOrder, unknownOrder } from "./order-refusals";
+import { limited } from "./rate-limits";
 
 /** The pay body's cap (it holds at most a payment reference). */
 const MAX_PAY_BODY_BYTES = 1024;
@@ -24,11 +24,11 @@ const getOrder = createRoute({
   summary: "One of the shopper's orders",
   description: "Only the owner sees an order; anyone else gets 404 UNKNOWN_ORDER, as if it did not exist.",
   security: SHOPPER,
-  middleware: [signedIn] as const,
+  middleware: [signedIn, limited("order-read")] as const,
   request: { params: orderIdParam },
   responses: {
     200: json("The order (`queued` while it is not yet in Postgres).", orderSchema),
-    ...errorResponses("UNAUTHENTICATED", "UNKNOWN_ORDER", "UNAVAILABLE"),
+    ...errorResponses("UNAUTHENTICATED", "UNKNOWN_ORDER", "RATE_LIMITED", "UNAVAILABLE"),
   },
 });
 
@@ -40,7 +40,7 @@ const payRoute = createRoute({
   description:
     "Paying a paid order again answers 200 with no second charge. A still-queued order is written first and paid. The body (optional, at most 1 KiB) is read as JSON whatever its Content-Type.",
   security: SHOPPER,
-  middleware: [signedIn, jsonBody({ maxBytes: MAX_PAY_BODY_BYTES })] as const,
+  middleware: [signedIn, limited("order-pay"), jsonBody({ maxBytes: MAX_PAY_BODY_BYTES })] as const,
   request: {
     params: orderIdParam,
     body: { required: false, content: { "application/json": { schema: payBodySchema } } },
@@ -54,6 +54,7 @@ const payRoute = createRoute({
       "ORDER_EXPIRED",
       "ORDER_CANCELLED",
       "ORDER_NOT_READY",
+      "RATE_LIMITED",
       "UNAVAILABLE",
     ),
   },
@@ -67,7 +68,7 @@ const cancelRoute = createRoute({
   description:
     "Allowed while `queued` or `awaiting_payment`; the units and the shopper's allowance come back at once, and a later order write does not bring the order back. Cancelling a cancelled order again answers 200.",
   security: SHOPPER,
-  middleware: [signedIn] as const,
+  middleware: [signedIn, limited("order-cancel")] as const,
   request: { params: orderIdParam },
   responses: {
     200: json('The order, `"status": "cancelled"`.', orderSchema),
@@ -77,6 +78,7 @@ const cancelRoute = createRoute({
       "ORDER_PAID",
       "ORDER_EXPIRED",
       "CONFLICT",
+      "RATE_LIMITED",
       "UNAVAILABLE",
     ),
   },
@@ -84,35 +86,37 @@ const cancelRoute = createRoute({
 
 /**
  * `GET /api/orders/:orderId`, `POST …/pay`, `POST …/cancel`: owner only (anyone else gets 404, as if
- * it did not exist). Polling reads Redis while the order is queued (one HGET) and Postgres after (one
- * query). Pay and cancel return outcomes (orders/order-actions.ts), answered through {@link orderRefusal}.
+ * it did not exist), each limited per shopper and per address. A read is answered from what the process
+ * knows (an order in a final status, or one its order feed just read), else from Redis while the order
+ * is queued (one HGET) and Postgres after (one query): orders/order-reads.ts. Pay and cancel return
+ * outcomes (orders/order-actions.ts), answered through {@link orderRefusal}.
  */
 export const orderRoutes = apiRouter()
   .openapi(getOrder, async (c) => {
-    const d = deps(c);
     const { orderId } = c.req.valid("param");
-    const saleId = saleOfOrder(orderId);
-    const userId = c.get("userId");
     c.header("Cache-Control", "no-store");
-    const queued = await readQueuedOrder(d.redis, saleId, orderId);
-    if (queued) {
-      if (queued.userId !== userId) throw unknownOrder();
-      return c.json(queuedView(queued), 200);
-    }
-    const row = await findOrder(d.db, orderId, userId);
-    if (!row) throw unknownOrder();
-    return c.json(rowView(row), 200);
+    const read = await readOwnOrder(deps(c), saleOfOrder(orderId), orderId, c.get("userId"));
+    if (read.kind === "unknown") throw unknownOrder();
+    return c.json(read.view, 200);
   })
   .openapi(payRoute, async (c) => {
+    const d = deps(c);
     const { orderId } = c.req.valid("param");
+    const userId = c.get("userId");
     const paymentRef = c.req.valid("json").paymentRef ?? null;
-    const outcome = await payOrder(deps(c), saleOfOrder(orderId), orderId, c.get("userId"), paymentRef);
+    const outcome = await payOrder(d, saleOfOrder(orderId), orderId, userId, paymentRef);
     if (outcome.kind !== "paid") throw orderRefusal(outcome);
-    return c.json(rowView(outcome.order), 200);
+    const view = rowView(outcome.order);
+    rememberOrder(d.memory, userId, view);
+    return c.json(view, 200);
   })
   .openapi(cancelRoute, async (c) => {
+    const d = deps(c);
     const { orderId } = c.req.valid("param");
-    const outcome = await cancelOrder(deps(c), saleOfOrder(orderId), orderId, c.get("userId"));
+    const userId = c.get("userId");
+    const outcome = await cancelOrder(d, saleOfOrder(orderId), orderId, userId);
     if (outcome.kind !== "cancelled") throw orderRefusal(outcome);
-    return c.json(rowView(outcome.order), 200);
+    const view = rowView(outcome.order);
+    rememberOrder(d.memory, userId, view);
+    return c.json(view, 200);
   });

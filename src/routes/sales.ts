@@ -1,21 +1,34 @@
 import { createRoute } from "@hono/zod-openapi";
 import { apiRouter, json } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
+import { cacheHeaders, ifNoneMatchHeaders, notModified, SALE_CACHE_CONTROL } from "../api/http-cache";
 import { saleIdParam, saleListSchema, saleSchema } from "../api/sale-schemas";
 import { saleStatus, toSaleView } from "../catalog/sale-record";
 import { readSaleList } from "../catalog/sale-store";
-import { deps } from "../context";
+import { type AppContext, deps } from "../context";
 import { ApiError } from "../errors";
+import { ifNoneMatchHits, weakEtag } from "../http/etag";
 import { storeNow } from "../stores/store-clock";
+import { limited } from "./rate-limits";
+
+const CACHING =
+  "Answered from the sales the server holds in memory (re-read at most twice a second), with an `ETag` of everything but `serverTime` and `Cache-Control` for a CDN or the browser; `If-None-Match` with a current tag is 304 with no body.";
 
 const listSales = createRoute({
   method: "get",
   path: "/",
   tags: ["Shopper"],
   summary: "Live and upcoming sales",
+  description: CACHING,
+  middleware: [limited("sale-list")] as const,
+  request: { headers: ifNoneMatchHeaders },
   responses: {
-    200: json("Live and upcoming sales (`productToken` only on live ones).", saleListSchema),
-    ...errorResponses("UNAVAILABLE"),
+    200: {
+      ...json("Live and upcoming sales (`productToken` only on live ones).", saleListSchema),
+      headers: cacheHeaders,
+    },
+    304: notModified("The list the `If-None-Match` tag names is still current."),
+    ...errorResponses("RATE_LIMITED", "UNAVAILABLE"),
   },
 });
 
@@ -24,27 +37,33 @@ const getSale = createRoute({
   path: "/{saleId}",
   tags: ["Shopper"],
   summary: "One sale",
-  request: { params: saleIdParam },
+  description: CACHING,
+  middleware: [limited("sale-read")] as const,
+  request: { params: saleIdParam, headers: ifNoneMatchHeaders },
   responses: {
-    200: json("The sale as shoppers see it (ended ones included).", saleSchema),
-    ...errorResponses("UNKNOWN_SALE", "UNAVAILABLE"),
+    200: { ...json("The sale as shoppers see it (ended ones included).", saleSchema), headers: cacheHeaders },
+    304: notModified("The sale the `If-None-Match` tag names is unchanged (but for `serverTime`)."),
+    ...errorResponses("UNKNOWN_SALE", "RATE_LIMITED", "UNAVAILABLE"),
   },
 });
 
 /**
- * `GET /api/sales` (live and upcoming) and `GET /api/sales/:saleId`, as shoppers see them. Status and
- * `serverTime` follow the store's clock, the one the reservation script decides the window by, so a
- * page counting down to `startsAt` opens its button when buying actually opens.
+ * `GET /api/sales` (live and upcoming) and `GET /api/sales/:saleId`, as shoppers see them, from the
+ * process's sale list (src/catalog/sale-store.ts), limited per client address. Status and `serverTime`
+ * follow the store's clock, the one the reservation script decides the window by, so a page counting
+ * down to `startsAt` opens its button when buying actually opens.
  */
 export const saleRoutes = apiRouter()
   .openapi(listSales, async (c) => {
     const d = deps(c);
     const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
     const sales = (await readSaleList(d, now)).filter((s) => saleStatus(s, now) !== "ended");
-    return c.json(
-      { sales: sales.map((s) => toSaleView(s, now, "shopper")), serverTime: new Date(now).toISOString() },
-      200,
-    );
+    const body = {
+      sales: sales.map((s) => toSaleView(s, now, "shopper")),
+      serverTime: new Date(now).toISOString(),
+    };
+    if (await notModifiedSince(c, body)) return c.body(null, 304);
+    return c.json(body, 200);
   })
   .openapi(getSale, async (c) => {
     const d = deps(c);
@@ -52,6 +71,15 @@ export const saleRoutes = apiRouter()
     const { saleId } = c.req.valid("param");
     const sale = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
     if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    c.header("Cache-Control", "no-store");
-    return c.json(toSaleView(sale, now, "shopper"), 200);
+    const body = toSaleView(sale, now, "shopper");
+    if (await notModifiedSince(c, body)) return c.body(null, 304);
+    return c.json(body, 200);
   });
+
+/** Sets the body's tag and caching headers; true when the request's `If-None-Match` names that tag. */
+async function notModifiedSince(c: AppContext, body: unknown): Promise<boolean> {
+  const tag = await weakEtag(body);
+  c.header("ETag", tag);
+  c.header("Cache-Control", SALE_CACHE_CONTROL);
+  return ifNoneMatchHits(c.req.header("If-None-Match"), tag);
+}

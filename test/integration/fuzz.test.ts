@@ -21,7 +21,12 @@ import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
  * or Postgres.
  */
 const app = appForFile({
-  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000000", RATE_LIMIT_IP_PER_WINDOW: "1000000" },
+  vars: {
+    RATE_LIMIT_USER_PER_WINDOW: "1000000",
+    RATE_LIMIT_IP_PER_WINDOW: "1000000",
+    SHOPPER_LIMIT_USER_PER_WINDOW: "1000000",
+    SHOPPER_LIMIT_IP_PER_WINDOW: "1000000",
+  },
 });
 
 const STACK_TRACE = /\bat [\w.<>]+ \(|\.(ts|js|mjs):\d+|Error:|DrizzleQueryError|NeonDbError|node_modules/;

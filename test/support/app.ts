@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import pg from "pg";
+import { enableStatementStats } from "../../bench/setup/environment";
 import { migrate } from "../../local/migrate";
 import { startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
@@ -46,7 +47,8 @@ export type AppUnderTest = {
  * FLASH_RUNTIME, else workers): the built worker in workerd, or the bundled server on Deno or Bun.
  * Behind proxies: `publicUrl` is the engine's PUBLIC_URL (a TLS proxy in front of it, whose certificate
  * `qstashFetch` trusts), and `beforeEngine` runs once the stack is up, its settings going to the engine
- * last (e.g. REDIS_URL and DATABASE_URL through stalling proxies).
+ * last (e.g. REDIS_URL and DATABASE_URL through stalling proxies). With `statementStats`, Postgres
+ * loads pg_stat_statements (see {@link statementCalls}).
  */
 export async function startApp(
   opts: {
@@ -55,6 +57,7 @@ export async function startApp(
     publicUrl?: string;
     qstashFetch?: typeof fetch;
     beforeEngine?: (stack: Stack) => Promise<Record<string, string>>;
+    statementStats?: boolean;
   } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
@@ -64,6 +67,12 @@ export async function startApp(
     ...(opts.qstashFetch ? { qstash: { fetch: opts.qstashFetch } } : {}),
   });
   try {
+    if (opts.statementStats)
+      await enableStatementStats(
+        stack.vars.DATABASE_URL,
+        () => stack.postgres.stop(),
+        () => stack.postgres.start(),
+      );
     await migrate(stack.vars.DATABASE_URL);
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
     const late = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };

@@ -72,6 +72,7 @@ describe("the import graph of src/ (ARCHITECTURE.md)", () => {
       "sales",
       "recovery",
       "orders",
+      "limits",
       "catalog",
       "stock",
       "memory",
