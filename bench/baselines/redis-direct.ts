@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { saleKeys } from "../../src/stock/keys";
-import { reserveScriptCall } from "../../src/stock/reserve";
+import { reserveScriptCall } from "../../src/stock/reserve-call";
 import { type RedisDelta, RedisStats } from "../measure/redis-stats";
 
 export type DirectRun = {

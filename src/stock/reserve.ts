@@ -2,29 +2,16 @@ import reserveStockLua from "../../lua/reserve-stock.lua";
 import { StoreUnavailableError } from "../errors";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { codeOf, type ScriptReply } from "./codes";
-import { saleKeys } from "./keys";
+import { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
 import { defineScript, runScript } from "./script";
-import { TIMELINE_TTL_SECONDS } from "./timeline";
+
+export { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
 
 export const reserveStockScript = defineScript(
   "reserve-stock",
   reserveStockLua,
   "d51f9318493453a67e03cd073e3fb9f6df70e281",
 );
-
-export type ReserveRequest = {
-  saleId: string;
-  orderId: string;
-  userId: string;
-  ip: string;
-  quantity: number;
-  idempotencyKey: string | null;
-  now: number;
-  /** a run of an attempt already run once without a reply (see {@link reserveStock}) */
-  rerun?: boolean;
-};
-
-export type ReserveLimits = { userPerWindow: number; ipPerWindow: number; windowMs: number };
 
 /** What one buy attempt came to: the reservation script's return codes as values. */
 export type ReserveOutcome =
@@ -56,29 +43,10 @@ export type ReserveOutcome =
   /** the attempt was given up and voided (void-reservation.lua): nothing is reserved under its id */
   | { kind: "voided" };
 
-const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** How long one attempt may spend learning its outcome, from its first run (each run: ≤ 2 s). */
 export const RESOLVE_WINDOW_MS = 8_000;
 const FIRST_RERUN_DELAY_MS = 100;
 const MAX_RERUN_DELAY_MS = 1_000;
-
-/**
- * KEYS and ARGV for reserve-stock.lua, in the order its header documents: the one place that layout is
- * written down in TypeScript (the tests and the benchmark call the script through it too).
- */
-export function reserveScriptCall(
-  req: ReserveRequest,
-  limits: ReserveLimits,
-): { keys: string[]; args: string[] } {
-  const k = saleKeys(req.saleId);
-  const keys = [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox];
-  keys.push(k.idempotency(req.userId, req.idempotencyKey ?? "-"), k.userRate(req.userId), k.ipRate(req.ip));
-  keys.push(k.timeline);
-  const args = [req.now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"];
-  args.push(IDEMPOTENCY_TTL_SECONDS, limits.userPerWindow, limits.ipPerWindow, limits.windowMs);
-  args.push(TIMELINE_TTL_SECONDS, req.rerun ? "1" : "0");
-  return { keys, args: args.map(String) };
-}
 
 const CODES = [
   "OK",

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Redis } from "ioredis";
 import { saleKeys } from "../../src/stock/keys";
-import { reserveScriptCall } from "../../src/stock/reserve";
+import { reserveScriptCall } from "../../src/stock/reserve-call";
 
 const root = resolve(import.meta.dirname, "../..");
 export const lua = (name: string) => readFileSync(join(root, "lua", `${name}.lua`), "utf8");

@@ -1,0 +1,42 @@
+import { saleKeys } from "./keys";
+import { TIMELINE_TTL_SECONDS } from "./timeline";
+
+/*
+ * reserve-stock.lua's KEYS and ARGV, apart from the module that runs it (reserve.ts imports the script's
+ * text, which only the bundlers and vitest load): the tests' Lua helpers, the chaos scenarios and the
+ * benchmark's baseline call the script through this layout from plain Node (tsx) too.
+ */
+
+export type ReserveRequest = {
+  saleId: string;
+  orderId: string;
+  userId: string;
+  ip: string;
+  quantity: number;
+  idempotencyKey: string | null;
+  now: number;
+  /** a run of an attempt already run once without a reply (see reserveStock in reserve.ts) */
+  rerun?: boolean;
+};
+
+export type ReserveLimits = { userPerWindow: number; ipPerWindow: number; windowMs: number };
+
+const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/**
+ * KEYS and ARGV for reserve-stock.lua, in the order its header documents: the one place that layout is
+ * written down in TypeScript (the tests and the benchmark call the script through it too).
+ */
+export function reserveScriptCall(
+  req: ReserveRequest,
+  limits: ReserveLimits,
+): { keys: string[]; args: string[] } {
+  const k = saleKeys(req.saleId);
+  const keys = [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox];
+  keys.push(k.idempotency(req.userId, req.idempotencyKey ?? "-"), k.userRate(req.userId), k.ipRate(req.ip));
+  keys.push(k.timeline);
+  const args = [req.now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"];
+  args.push(IDEMPOTENCY_TTL_SECONDS, limits.userPerWindow, limits.ipPerWindow, limits.windowMs);
+  args.push(TIMELINE_TTL_SECONDS, req.rerun ? "1" : "0");
+  return { keys, args: args.map(String) };
+}
