@@ -20,11 +20,20 @@ type BuyAccount = {
   slack: Map<string, number>;
   acked: Map<string, Op>;
   byKey: Map<string, Set<string>>;
+  /** Every acknowledged buy by its order id (a refused buy's key may hold a later retry's order). */
+  okByOrder: Map<string, Op>;
 };
 
 /** Acknowledged, refused and unknown buys against the orders that exist. */
 export function checkBuys(j: Judging, buys: Op[]): void {
-  const account: BuyAccount = { explained: new Map(), slack: new Map(), acked: new Map(), byKey: new Map() };
+  const okByOrder = new Map(buys.filter((b) => b.outcome === "ok" && b.orderId).map((b) => [b.orderId, b]));
+  const account: BuyAccount = {
+    explained: new Map(),
+    slack: new Map(),
+    acked: new Map(),
+    byKey: new Map(),
+    okByOrder: okByOrder as Map<string, Op>,
+  };
   for (const op of buys) accountBuy(j, account, op);
   checkKeys(j, account.byKey);
   checkAcknowledged(j, account.acked);
@@ -58,7 +67,7 @@ function accountBuy({ state, options, add, figures }: Judging, a: BuyAccount, op
         userId: op.userId,
       });
     }
-  } else if (reservedId) {
+  } else if (reservedId && !reservedByRetry(state.orders.get(reservedId), a.okByOrder.get(reservedId), op)) {
     figures.duplicates++;
     add("phantom", `answered ${op.status} ${op.code ?? ""} yet its Idempotency-Key holds a reservation`, {
       orderId: reservedId,
@@ -72,6 +81,17 @@ function accountBuy({ state, options, add, figures }: Judging, a: BuyAccount, op
     ids.add(op.orderId);
     a.byKey.set(k, ids);
   }
+}
+
+/**
+ * Whether a refused buy's key holds the order of a retry with that key made after the refusal (a 503
+ * says "nothing reserved, try again"): acknowledged to an attempt invoked after the refusal answered,
+ * and created then, not by the refused attempt committing late.
+ */
+function reservedByRetry(order: OrderState | undefined, retry: Op | undefined, refused: Op): boolean {
+  const after = refused.completedAt ?? Number.POSITIVE_INFINITY;
+  const created = order?.createdAtMs;
+  return retry !== undefined && retry.invokedAt >= after && created !== undefined && created >= after;
 }
 
 function checkKeys({ add, figures }: Judging, byKey: Map<string, Set<string>>): void {

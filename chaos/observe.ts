@@ -29,6 +29,8 @@ export type OrderState = {
   restored: boolean;
   /** seconds since the window closed, by Postgres's clock (negative while it is open) */
   overdueSeconds: number;
+  /** when the reservation was made (the `now` its buy attempt gave the script), once in Postgres */
+  createdAtMs?: number;
   events: Record<string, number>;
 };
 
@@ -113,7 +115,8 @@ async function readPostgres(db: pg.Pool, saleId: string) {
     db.query("select initial_stock, stock_adjustments, per_user_limit from sales where id = $1", [saleId]),
     db.query(
       `select id, user_id, quantity, status, restored_at is not null as restored,
-              extract(epoch from now() - expires_at)::float as overdue
+              extract(epoch from now() - expires_at)::float as overdue,
+              (extract(epoch from created_at) * 1000)::float8 as created_ms
        from orders where sale_id = $1`,
       [saleId],
     ),
@@ -160,6 +163,7 @@ export async function observe(
       status: r.status,
       restored: Boolean(r.restored),
       overdueSeconds: Number(r.overdue),
+      createdAtMs: Number(r.created_ms),
       events: events.get(r.id) ?? {},
     });
   }

@@ -1,7 +1,8 @@
 /**
- * `npm run chaos`: builds the worker, runs every fault scenario (each on a fresh local stack, under the
- * concurrent workload, then the checker), prints the table and writes chaos/output/report.md and
- * report.json (plus each scenario's history). Exits non-zero when any scenario fails.
+ * `npm run chaos`: builds the worker (and the Deno and Bun bundles when a scenario runs on a server),
+ * runs every fault scenario (each on a fresh local stack, under the concurrent workload, then the
+ * checker), prints the table and writes chaos/output/report.md and report.json (plus each scenario's
+ * history). Exits non-zero when any scenario fails.
  *
  * @example
  * npm run chaos                                   # every scenario, full size (a few minutes)

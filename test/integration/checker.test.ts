@@ -156,6 +156,30 @@ describe("the history checker", () => {
     expect(await rules(sale.saleId, ops)).toEqual(["phantom"]);
   });
 
+  it("a 503 then a retry of its key that reserved is no phantom; a 503 answered after its key reserved is", async () => {
+    const { sale, history } = await settledSale();
+    const ops = history.toJSON();
+    const retry = ops.find((op) => op.idempotencyKey === "c-1") as Op;
+    const refused: Op = {
+      id: 98,
+      kind: "buy",
+      via: "api",
+      userId: "c",
+      quantity: 1,
+      idempotencyKey: "c-1",
+      invokedAt: retry.invokedAt - 9_000,
+      completedAt: retry.invokedAt - 100,
+      outcome: "failed",
+      status: 503,
+      code: "UNAVAILABLE",
+    };
+    ops.push(refused);
+    expect(await rules(sale.saleId, ops)).toEqual([]);
+    // answered 503 only after the key's reservation was made: that reservation was its own attempt's
+    refused.completedAt = (retry.completedAt as number) + 100;
+    expect(await rules(sale.saleId, ops)).toEqual(["phantom"]);
+  });
+
   it("finds a queued order never written and a ledger reservation without its order", async () => {
     const { sale, history, k } = await settledSale();
     const orphan = newOrderId(sale.saleId);
