@@ -19,15 +19,7 @@ export function recordingClient(
 ) {
   const timeoutMs = opts.timeoutMs ?? 5_000;
   const request = opts.fetch ?? fetch;
-  const tokens = new Map<string, Promise<string>>();
-  const tokenFor = (userId: string) => {
-    let token = tokens.get(userId);
-    if (!token) {
-      token = shopperToken(userId, { expiresInSeconds: 6 * 3600 });
-      tokens.set(userId, token);
-    }
-    return token;
-  };
+  const tokenFor = shopperTokens();
 
   async function send(method: string, path: string, userId: string, init: RequestInit = {}): Promise<Answer> {
     try {
@@ -95,3 +87,16 @@ export function recordingClient(
 }
 
 export type RecordingClient = ReturnType<typeof recordingClient>;
+
+/** Each shopper's token, minted once (valid six hours: longer than any scenario). */
+function shopperTokens(): (userId: string) => Promise<string> {
+  const tokens = new Map<string, Promise<string>>();
+  return (userId) => {
+    let token = tokens.get(userId);
+    if (!token) {
+      token = shopperToken(userId, { expiresInSeconds: 6 * 3600 });
+      tokens.set(userId, token);
+    }
+    return token;
+  };
+}
