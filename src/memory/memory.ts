@@ -10,7 +10,13 @@ import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
 import { createStreamBudgets, type StreamBudgets } from "./stream-budgets";
 
 /** The catalog as this process loaded it: the Bloom filter of product tokens and its version. */
-export type LoadedCatalog = { filter: BloomFilter | null; version: string; checkedAt: number };
+/** `partial`: loaded while lost sales were being restored, so a token missing from its filter may be a sale's. */
+export type LoadedCatalog = {
+  filter: BloomFilter | null;
+  version: string;
+  checkedAt: number;
+  partial: boolean;
+};
 
 /**
  * What one isolate (Workers) or process (Deno, Bun) remembers between requests, in one object built
