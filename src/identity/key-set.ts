@@ -13,6 +13,9 @@ import { JOSEError, JWKSInvalid, JWKSTimeout } from "jose/errors";
 /** How long one read of the key set may take before it counts as down. */
 const FETCH_TIMEOUT_MS = 3_000;
 
+/** With no key in hand, how long after a failed read the next request may try again (not every request). */
+const EMPTY_RETRY_MS = 2_000;
+
 /** How the shop's key set is read: its URL, how long keys are used, the least time between two reads. */
 export type KeySetSettings = { url: string; cacheMs: number; cooldownMs: number };
 
@@ -92,8 +95,8 @@ async function fromFallback(
  * The key resolver for `jwtVerify`: jose's remote set (fetch on first use, again after `cacheMs`, and on
  * an unknown `kid` once the cooldown passed). When the key set cannot be read, the keys in hand are used
  * (stale or not) and no read is tried again for a cooldown; with no key in hand that fits, it throws
- * {@link KeySetUnavailableError}. A token's own faults (no key with its `kid`, unsupported `alg`) are
- * jose's errors, for a 401.
+ * {@link KeySetUnavailableError} (with no key at all, the next read is tried 2 s later at the soonest).
+ * A token's own faults (no key with its `kid`, unsupported `alg`) are jose's errors, for a 401.
  *
  * @example
  * await jwtVerify(token, keyResolver(keySetFor(memory.keySets, settings), Date.now()), options);
@@ -101,8 +104,11 @@ async function fromFallback(
 export function keyResolver(entry: KeySetEntry, now: number): JWTVerifyGetKey {
   return async (header, token) => {
     const inHand = fallbackOf(entry);
-    if (inHand && now - entry.failedAt < entry.settings.cooldownMs)
+    const sinceFailure = now - entry.failedAt;
+    if (inHand && sinceFailure < entry.settings.cooldownMs)
       return fromFallback(inHand, header, token, "the key set was down moments ago");
+    if (!inHand && sinceFailure < Math.min(EMPTY_RETRY_MS, entry.settings.cooldownMs))
+      throw new KeySetUnavailableError("the key set was down moments ago and no key is in hand");
     try {
       return await entry.remote(header, token);
     } catch (error) {

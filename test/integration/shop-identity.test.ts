@@ -91,6 +91,10 @@ describe("shopper tokens from the shop's key set (JWKS)", () => {
     expect(res.status).toBe(503);
     expect(res.code).toBe("UNAVAILABLE");
     expect(Number(res.retryAfter)).toBeGreaterThanOrEqual(1);
+    // the next requests within a moment do not read the key set again: 503 at once
+    const reads = jwks.state.reads;
+    expect((await signIn(await idpToken(ec, claims()))).status).toBe(503);
+    expect(jwks.state.reads).toBe(reads);
     // a token that no key set could ever accept is still 401 (it is not checked against the key set)
     expect(await signIn(unsignedToken("mallory"))).toEqual(REFUSED);
     jwks.state.down = false;
