@@ -27,7 +27,6 @@ const withSet = { ...base, JWT_JWKS_URL: jwksUrl, JWT_ISSUER: ISSUER, JWT_AUDIEN
 const deps = (config: object) => ({
   config: config as Config,
   memory: { keySets: new Map() } as unknown as Memory,
-  now: Date.now(),
 });
 const claims = { sub: "bench-user", iss: ISSUER, aud: AUDIENCE };
 const [rs, es, ed] = keys as [(typeof keys)[0], (typeof keys)[0], (typeof keys)[0]];

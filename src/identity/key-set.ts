@@ -99,12 +99,12 @@ async function fromFallback(
  * A token's own faults (no key with its `kid`, unsupported `alg`) are jose's errors, for a 401.
  *
  * @example
- * await jwtVerify(token, keyResolver(keySetFor(memory.keySets, settings), Date.now()), options);
+ * await jwtVerify(token, keyResolver(keySetFor(memory.keySets, settings)), options);
  */
-export function keyResolver(entry: KeySetEntry, now: number): JWTVerifyGetKey {
+export function keyResolver(entry: KeySetEntry): JWTVerifyGetKey {
   return async (header, token) => {
     const inHand = fallbackOf(entry);
-    const sinceFailure = now - entry.failedAt;
+    const sinceFailure = Date.now() - entry.failedAt;
     if (inHand && sinceFailure < entry.settings.cooldownMs)
       return fromFallback(inHand, header, token, "the key set was down moments ago");
     if (!inHand && sinceFailure < Math.min(EMPTY_RETRY_MS, entry.settings.cooldownMs))
@@ -113,7 +113,7 @@ export function keyResolver(entry: KeySetEntry, now: number): JWTVerifyGetKey {
       return await entry.remote(header, token);
     } catch (error) {
       if (!isReadFailure(error)) throw error;
-      entry.failedAt = now;
+      entry.failedAt = Date.now();
       const last = fallbackOf(entry);
       if (!last) throw new KeySetUnavailableError("the key set cannot be read", { cause: error });
       return fromFallback(last, header, token, error);

@@ -29,7 +29,7 @@ export async function verifyWithKeySet(token: string, deps: IdentityDeps): Promi
     cooldownMs: config.JWT_JWKS_COOLDOWN_SECONDS * 1000,
   });
   try {
-    const { payload } = await jwtVerify(token, keyResolver(entry, deps.now), {
+    const { payload } = await jwtVerify(token, keyResolver(entry), {
       algorithms: KEY_SET_ALGORITHMS,
       issuer: config.JWT_ISSUER,
       audience: config.JWT_AUDIENCE,

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { exportSPKI, importJWK } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newOrderId, newSaleId } from "../../src/ids";
 import { type AppUnderTest, startApp } from "../support/app";
 import { type IdpKey, idpKey, idpToken, startJwksServer } from "../support/jwks-server";
@@ -14,8 +14,8 @@ import { JWT_SECRET, shopperToken, unsignedToken } from "../support/shopper";
  */
 const ISSUER = "https://idp.example.test/";
 const AUDIENCE = "flash-sale-test";
-const COOLDOWN_SECONDS = 1;
-const CACHE_SECONDS = 3;
+const COOLDOWN_SECONDS = 2;
+const CACHE_SECONDS = 4;
 
 let jwks: Awaited<ReturnType<typeof startJwksServer>>;
 let app: AppUnderTest;
@@ -47,6 +47,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.stop();
   await jwks?.stop();
+});
+afterEach(() => {
+  jwks.state.down = false;
+  jwks.state.delayMs = 0;
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
