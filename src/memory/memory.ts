@@ -1,5 +1,6 @@
 import type { BloomFilter } from "bloom-filters";
 import type { SaleRecord } from "../catalog/sale-record";
+import type { KeySetEntry } from "../identity/key-set";
 import type { OrderView } from "../orders/order-view";
 import type { QueuedOrder } from "../stock/queued-order";
 import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
@@ -62,6 +63,8 @@ export type Memory = {
   };
   /** the open event streams, in their budgets (src/routes/event-streams.ts) */
   streams: StreamBudgets;
+  /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
+  keySets: Map<string, KeySetEntry>;
 };
 
 /** How often the shopper feeds read the stores (from the settings). */
@@ -108,5 +111,6 @@ export function createMemory(t: FeedTimings): Memory {
       stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
+    keySets: new Map(),
   };
 }
