@@ -26,6 +26,8 @@ const MEANING: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: "The body is larger than the route takes.",
   HEADERS_TOO_LARGE: "The request's headers together are larger than 32 KiB; nothing was read.",
   UNAVAILABLE: "A store is unavailable or the sale is being restored; retry after `Retry-After` seconds.",
+  DELIVERY_FAILED:
+    "A webhook endpoint did not answer 2xx; QStash delivers the job again with its backoff (no Retry-After).",
   INTERNAL: "Something failed on the server's side.",
 };
 

@@ -2,6 +2,7 @@ import { StoreUnavailableError } from "../errors";
 import type { LifecycleDeps } from "../services";
 import { debitStock } from "../stock/debit";
 import type { QueuedOrder } from "../stock/queued-order";
+import { publishOutbox } from "../webhooks/publish";
 import { findOrder } from "./order-repository";
 import type { OrderRow } from "./order-view";
 import { markCounted, writeOrders } from "./order-writes";
@@ -15,11 +16,13 @@ export type WriteReport = { inserted: number; unknownSale: QueuedOrder[] };
  * one statement (duplicates are no-ops; an order naming no existing sale is left out and reported);
  * then, in one script call per sale, Redis is made sure to count every live order of the batch (a no-op
  * when its reservation entry is there, a debit when a lost or lagging Redis never saw it); then the
- * outbox entries are acknowledged in one pipeline. A sale whose Redis state is not there yet keeps only
+ * outbox entries are acknowledged in one pipeline. The webhook events the write produced (reserved,
+ * awaiting payment) are published in one QStash call when an endpoint subscribes to them. A sale whose Redis state is not there yet keeps only
  * its own orders unacknowledged: the others are acknowledged, then the job answers 503 to be retried.
  */
 export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Promise<WriteReport> {
-  const written = await writeOrders(deps.db, batch);
+  const { written, webhooks } = await writeOrders(deps.db, batch);
+  await publishOutbox(deps, webhooks);
   const report: WriteReport = { inserted: 0, unknownSale: [] };
   const toCount = new Map<string, { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] }>();
   const retentionMs = deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;

@@ -16,6 +16,7 @@ import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
 import { setSalePaused } from "../stock/pause";
+import { emitSaleEvent } from "../webhooks/emit";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
 const sale = (description: string) => json(description, operatorSaleSchema);
@@ -99,7 +100,9 @@ async function setPaused(d: Deps, saleId: string, paused: boolean): Promise<Oper
   await setSalePausedInDb(d.db, found.saleId, paused);
   await setSalePaused(d.redis, found.saleId, paused);
   forgetSaleList(d.memory);
-  return toSaleView({ ...found, paused }, d.now, "operator");
+  const view = toSaleView({ ...found, paused }, d.now, "operator");
+  await emitSaleEvent(d, paused ? "sale.paused" : "sale.resumed", view);
+  return view;
 }
 
 /**
