@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWebhookReceiver as startDevReceiver } from "../../local/webhook-receiver";
 import { webhookEventTypes } from "../../src/webhooks/event-types";
 import { appForFile } from "../support/app-per-file";
 import { ADMIN_TOKEN } from "../support/shopper";
@@ -218,6 +219,22 @@ describe("webhooks to the shop", () => {
     } finally {
       receiver.down(false);
       await app.api.admin("DELETE", `/webhooks/${endpoint.endpointId}`);
+    }
+  });
+
+  it("the dev stack's receiver registers itself, verifies each delivery and prints it", async () => {
+    const lines: string[] = [];
+    const dev = await startDevReceiver(app.worker.url, ADMIN_TOKEN, { port: 0, log: (l) => lines.push(l) });
+    try {
+      const sale = await app.api.createSale({ stock: 3 });
+      expect((await app.api.admin("POST", `/sales/${sale.saleId}/pause`)).status).toBe(200);
+      await until("the printed event", () =>
+        lines.find((l) => l.includes(`sale.paused ${sale.saleId} paused`)),
+      );
+      expect(lines.filter((l) => l.includes("did not verify"))).toEqual([]);
+    } finally {
+      await dev.close();
+      await app.api.admin("DELETE", `/webhooks/${dev.endpointId}`);
     }
   });
 });
