@@ -222,6 +222,45 @@ describe("webhooks to the shop", () => {
     }
   });
 
+  it("a delivery QStash gave up on is a dead letter the operator replays", async () => {
+    const endpoint = await register(["sale.paused"]);
+    try {
+      const job = {
+        endpointId: endpoint.endpointId,
+        messages: [
+          {
+            msgId: "msg_replayed_1",
+            payload: { type: "webhook.test", timestamp: new Date().toISOString(), data: {} },
+          },
+        ],
+      };
+      // what the failure callback records once retries are exhausted (POST /api/jobs/failed)
+      const { rows } = await app.db.query<{ id: number }>(
+        "insert into dead_letters (message_id, url, status, body) values ($1, $2, 502, $3) returning id",
+        [`dlq-${endpoint.endpointId}`, `${app.worker.url}/api/jobs/webhook-delivery`, JSON.stringify(job)],
+      );
+      const id = Number(rows[0]?.id);
+      const listed = await app.api.admin<{ deadLetters: { id: number }[] }>("GET", "/dead-letters");
+      expect(listed.body.deadLetters.map((d) => d.id)).toContain(id);
+      expect((await app.api.admin("POST", "/dead-letters/999999999/replay")).status).toBe(404);
+      const replayed = await app.api.admin("POST", `/dead-letters/${id}/replay`);
+      expect([replayed.status, replayed.body]).toEqual([200, { replayed: true }]);
+      await until("the replayed delivery", () => receiver.accepted().find((d) => d.id === "msg_replayed_1"));
+      const after = await app.api.admin<{ deadLetters: { id: number }[] }>("GET", "/dead-letters");
+      expect(after.body.deadLetters.map((d) => d.id)).not.toContain(id);
+    } finally {
+      await app.api.admin("DELETE", `/webhooks/${endpoint.endpointId}`);
+    }
+  });
+
+  it("the OpenAPI document describes every event type in its webhooks section", async () => {
+    const doc = (await app.api.call("GET", "/api/openapi.json")).body as {
+      webhooks?: Record<string, unknown>;
+    };
+    expect(Object.keys(doc.webhooks ?? {}).sort()).toEqual([...webhookEventTypes, "webhook.test"].sort());
+    for (const type of webhookEventTypes) expect(doc.webhooks?.[type]).toHaveProperty("post.requestBody");
+  });
+
   it("the dev stack's receiver registers itself, verifies each delivery and prints it", async () => {
     const lines: string[] = [];
     const dev = await startDevReceiver(app.worker.url, ADMIN_TOKEN, { port: 0, log: (l) => lines.push(l) });
