@@ -222,6 +222,28 @@ describe("webhooks to the shop", () => {
     }
   });
 
+  it("the minute sweep announces a sale going live, selling out and ending, once each", async () => {
+    const endpoint = await register(["sale.live", "sale.sold_out", "sale.ended"]);
+    try {
+      const endsAt = Date.now() + 6_000;
+      const sale = await app.api.createSale({ stock: 1, endsAt: new Date(endsAt).toISOString() });
+      await app.worker.scheduled();
+      await until("sale.live", () => typesOf(sale.saleId).includes("sale.live"));
+      expect((await app.api.buy(sale.productToken, "hook-last-unit", 1)).status).toBe(202);
+      await app.worker.scheduled();
+      await until("sale.sold_out", () => typesOf(sale.saleId).includes("sale.sold_out"));
+      await sleep(Math.max(0, endsAt - Date.now()) + 500);
+      await app.worker.scheduled();
+      await until("sale.ended", () => typesOf(sale.saleId).includes("sale.ended"));
+      await app.worker.scheduled();
+      await sleep(500);
+      expect(typesOf(sale.saleId)).toEqual(["sale.live", "sale.sold_out", "sale.ended"]);
+      expect(eventsOf(sale.saleId).map((e) => e.data.status)).toEqual(["live", "sold_out", "ended"]);
+    } finally {
+      await app.api.admin("DELETE", `/webhooks/${endpoint.endpointId}`);
+    }
+  });
+
   it("a delivery QStash gave up on is a dead letter the operator replays", async () => {
     const endpoint = await register(["sale.paused"]);
     try {
