@@ -27,6 +27,7 @@ export function mountWebhooks() {
   let secretNote = null;
 
   async function act(path, method, done) {
+    secretNote = null;
     const r = await adminApi(path, { method });
     setText(error, r.ok ? done : r.error.message);
     await refresh();
