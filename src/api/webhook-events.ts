@@ -27,10 +27,12 @@ const MEANING: Record<WebhookEventType, string> = {
   "order.cancelled": "The shopper cancelled; the units went back to the sale (version 3).",
   "order.refunded":
     "A payment was refunded (one that landed after the order expired or was cancelled; version 4).",
-  "sale.live": "The sale opened (or stock came back to a sold-out sale); announced by the minute sweep.",
+  "sale.live":
+    "The sale opened (or stock came back to a sold-out sale); announced at creation for a sale live at once, else by the minute sweep.",
   "sale.paused": "An operator paused the sale.",
   "sale.resumed": "An operator resumed the sale.",
-  "sale.sold_out": "Nothing is left; announced by the minute sweep.",
+  "sale.sold_out":
+    "Nothing is left; announced by the order write that took the last unit (or the minute sweep).",
   "sale.ended": "The sale's window closed; announced by the minute sweep.",
   "sale.stock_adjusted": "An operator added or removed stock.",
 };

@@ -17,6 +17,7 @@ import { ApiError } from "../errors";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
 import { setSalePaused } from "../stock/pause";
 import { emitSaleEvent } from "../webhooks/emit";
+import { announceNewSale } from "../webhooks/sale-status";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
 const sale = (description: string) => json(description, operatorSaleSchema);
@@ -121,6 +122,7 @@ export const adminRoutes = apiRouter()
     const outcome = await createSale(d, c.req.valid("json"));
     if (outcome.kind !== "created") throw refusal(outcome);
     forgetSaleList(d.memory);
+    await announceNewSale(d, outcome.sale);
     return c.json(toSaleView(outcome.sale, d.now, "operator"), 201);
   })
   .openapi(getSale, async (c) => {

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import { type SaleRecord, toSaleView } from "../catalog/sale-record";
+import { readSale } from "../catalog/sale-store";
 import { withDb } from "../db/client";
-import type { WebhookDeps } from "../services";
+import type { LifecycleDeps, WebhookDeps } from "../services";
 import { emitSaleEvent, type SaleEventType } from "./emit";
 
 /** The event a change of a sale's status (as the clock and its stock make it) announces, if any. */
@@ -46,4 +47,33 @@ export async function announceSaleStatuses(
     if (type && view) await emitSaleEvent(deps, type, view);
   }
   return result.rows.length;
+}
+
+/**
+ * {@link announceSaleStatuses} for sales an order write just left with no units (the order-write job), so
+ * `sale.sold_out` goes out within moments rather than at the next sweep: one Redis read and one statement
+ * per sale, only when a batch takes a sale to zero. Never throws: the sweep announces what this missed.
+ */
+export async function announceSoldOut(deps: LifecycleDeps, saleIds: string[]): Promise<void> {
+  if (saleIds.length === 0) return;
+  try {
+    const sales = (await Promise.all(saleIds.map((id) => readSale(deps.redis, id)))).filter(
+      (s): s is SaleRecord => s !== null,
+    );
+    await announceSaleStatuses(deps, sales);
+  } catch (error) {
+    console.warn("webhooks: sold-out announcement left to the sweep:", error);
+  }
+}
+
+/**
+ * {@link announceSaleStatuses} for a sale just created: live at once (`sale.live` now), or upcoming
+ * (recorded, so the sweep announces it live when it opens). Never throws: the sweep does it otherwise.
+ */
+export async function announceNewSale(deps: WebhookDeps & { now: number }, sale: SaleRecord): Promise<void> {
+  try {
+    await announceSaleStatuses(deps, [sale]);
+  } catch (error) {
+    console.warn("webhooks: new sale's announcement left to the sweep:", error);
+  }
 }

@@ -168,8 +168,10 @@ describe("webhooks to the shop", () => {
       });
       expect(adjusted.status).toBe(200);
       await until("the sale events", () => typesOf(sale.saleId).includes("sale.stock_adjusted"));
-      const saleEvents = eventsOf(sale.saleId);
-      expect(saleEvents.map((e) => e.type)).toEqual(["sale.paused", "sale.resumed", "sale.stock_adjusted"]);
+      // (sale.live at creation and sale.sold_out after the third order are the next test's subject)
+      const operatorTypes = ["sale.paused", "sale.resumed", "sale.stock_adjusted"];
+      const saleEvents = eventsOf(sale.saleId).filter((e) => operatorTypes.includes(e.type));
+      expect(saleEvents.map((e) => e.type)).toEqual(operatorTypes);
       expect(saleEvents[0]?.data).toMatchObject({ saleId: sale.saleId, status: "paused" });
       expect(saleEvents[2]?.data).toMatchObject({ stock: 9, remaining: 7, productToken: sale.productToken });
       const versions = saleEvents.map((e) => e.version);
@@ -222,16 +224,15 @@ describe("webhooks to the shop", () => {
     }
   });
 
-  it("the minute sweep announces a sale going live, selling out and ending, once each", async () => {
+  it("a sale going live, selling out and ending is announced once each (at creation, by the order write, by the sweep)", async () => {
     const endpoint = await register(["sale.live", "sale.sold_out", "sale.ended"]);
     try {
       const endsAt = Date.now() + 6_000;
       const sale = await app.api.createSale({ stock: 1, endsAt: new Date(endsAt).toISOString() });
-      await app.worker.scheduled();
       await until("sale.live", () => typesOf(sale.saleId).includes("sale.live"));
       expect((await app.api.buy(sale.productToken, "hook-last-unit", 1)).status).toBe(202);
-      await app.worker.scheduled();
       await until("sale.sold_out", () => typesOf(sale.saleId).includes("sale.sold_out"));
+      await app.worker.scheduled();
       await sleep(Math.max(0, endsAt - Date.now()) + 500);
       await app.worker.scheduled();
       await until("sale.ended", () => typesOf(sale.saleId).includes("sale.ended"));
