@@ -3,7 +3,8 @@
  * (redis-server, Postgres, the Upstash / Neon / QStash stand-ins), applies the migrations, runs the
  * worker with `wrangler dev`, fires its Cron Trigger on wrangler.toml's schedule as production does
  * (local/cron.ts: the sweeper, reconciliation and overdue expiry), creates a demo sale (1,000 units,
- * limit 2 per user, live now) and prints how to use it. Ctrl-C stops every process it started. Data under `.local/` is reset at each start.
+ * limit 2 per user, live now), starts a local webhook receiver registered for every event
+ * (local/webhook-receiver.ts: it verifies and prints each delivery) and prints how to use it. Ctrl-C stops every process it started. Data under `.local/` is reset at each start.
  *
  * `npm run dev:deno` / `npm run dev:bun` (`--runtime deno|bun`): the same stack with the engine on Deno or
  * Bun instead (the bundle of src/runtime/<runtime>.ts, local/server-runtime.ts), its own cron
@@ -22,6 +23,7 @@ import { buildServer, type ServerRuntime, type ServerRuntimeName, startServer } 
 import { type Stack, startStack } from "./stack";
 import { ensureSystemPackages, MissingSystemPackagesError } from "./system-packages";
 import { readVarsFile } from "./vars-file";
+import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver";
 
 const root = resolve(import.meta.dirname, "..");
 const WORKER_PORT = 8787;
@@ -79,6 +81,7 @@ type Dev = {
   wrangler?: ChildProcess;
   server?: ServerRuntime;
   cron?: CronTrigger;
+  receiver?: WebhookReceiver;
   stopping: boolean;
 };
 
@@ -97,6 +100,10 @@ async function main(): Promise<void> {
     if (runtime === "workers") await startOnWorkers(dev, stack);
     else await startOnServer(dev, stack, runtime);
     const adminToken = devVar("ADMIN_TOKEN");
+    dev.receiver = await startWebhookReceiver(workerUrl, adminToken);
+    console.log(
+      `[dev] webhook receiver at ${dev.receiver.url} (endpoint ${dev.receiver.endpointId}) prints every event`,
+    );
     printInstructions(workerUrl, runtime, await createDemoSale(workerUrl, adminToken), adminToken);
   } catch (error) {
     if (error instanceof RedisNotInstalledError || error instanceof MissingSystemPackagesError) {
@@ -112,6 +119,7 @@ async function stop(dev: Dev, code: number): Promise<void> {
   if (dev.stopping) return;
   dev.stopping = true;
   dev.cron?.stop();
+  await dev.receiver?.close().catch(() => {});
   await dev.server?.stop().catch(() => {});
   if (dev.wrangler?.pid) {
     try {

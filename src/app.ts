@@ -10,6 +10,7 @@ import { adminRoutes } from "./routes/admin";
 import { adminEventRoutes } from "./routes/admin-events";
 import { adminReportRoutes } from "./routes/admin-reports";
 import { adminStockRoutes } from "./routes/admin-stock";
+import { adminWebhookRoutes } from "./routes/admin-webhooks";
 import { buyRoutes } from "./routes/buy";
 import { devRoutes } from "./routes/dev";
 import { orderEventRoutes, saleEventRoutes } from "./routes/events";
@@ -18,6 +19,7 @@ import { jobRoutes } from "./routes/jobs";
 import { orderRoutes } from "./routes/orders";
 import { saleListEventRoutes } from "./routes/sale-list-events";
 import { saleRoutes } from "./routes/sales";
+import { webhookJobRoutes } from "./routes/webhook-jobs";
 import { type Defer, depsAt, type Services } from "./services";
 
 /** What a runtime entry (src/runtime/) gives the app: its services and its platform's ways. */
@@ -71,7 +73,9 @@ export function createApp(platform: Platform) {
   app.route("/api/admin", adminRoutes);
   app.route("/api/admin", adminStockRoutes);
   app.route("/api/admin", adminReportRoutes);
+  app.route("/api/admin", adminWebhookRoutes);
   app.route("/api/jobs", jobRoutes);
+  app.route("/api/jobs", webhookJobRoutes);
   app.route("/api/dev", devRoutes);
   app.notFound((c) => renderError(c, new ApiError("NOT_FOUND", "No such route.")));
   app.onError((error, c) => {

@@ -42,6 +42,7 @@ export type Env = {
   REALTIME_REFRESH_MS?: string;
   REALTIME_PING_MS?: string;
   BUY_RESOLVE_WINDOW_MS?: string;
+  WEBHOOK_DELIVERY_RETRIES?: string;
 };
 
 const secret = z.string().min(8);
@@ -117,6 +118,8 @@ const configSchema = z
     REALTIME_PING_MS: positiveInt(STREAM_DEFAULTS.workers.pingMs),
     /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
     BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
+    /** QStash retries of a webhook delivery job (with its backoff) before it is dead-lettered (src/webhooks/) */
+    WEBHOOK_DELIVERY_RETRIES: z.coerce.number().int().min(0).default(5),
   })
   .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
     message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",

@@ -26,6 +26,7 @@ export type ErrorCode =
   | "PAYLOAD_TOO_LARGE"
   | "HEADERS_TOO_LARGE"
   | "UNAVAILABLE"
+  | "DELIVERY_FAILED"
   | "INTERNAL";
 
 /** The one table from error code to HTTP status. */
@@ -64,6 +65,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 429;
     case "UNAVAILABLE":
       return 503;
+    case "DELIVERY_FAILED":
+      return 502;
     case "INTERNAL":
       return 500;
   }

@@ -40,6 +40,9 @@ export type Deps = Omit<Services, "close" | "clock" | "drivers"> & { now: number
 /** What publishing the order pipeline's jobs needs: the settings (job URLs) and QStash (src/orders/enqueue-order.ts). */
 export type PublishDeps = Pick<Services, "config" | "qstash">;
 
+/** What writing and publishing webhook events needs: Postgres (endpoints, outbox), the settings and QStash (src/webhooks/). */
+export type WebhookDeps = Pick<Deps, "db" | "config" | "qstash">;
+
 /** What an order's lifecycle needs (write, pay, cancel, expire, restore: src/orders/). */
 export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash" | "memory">;
 

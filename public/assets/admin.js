@@ -4,6 +4,7 @@ import { byId } from "./dom.js";
 import { mountLiveView } from "./live-view.js";
 import { mountSaleForm } from "./sale-form.js";
 import { mountSalesPanel } from "./sales-panel.js";
+import { mountWebhooks } from "./webhooks.js";
 
 /** The operator console: a token gate, then the sales list, the create form, the live view, dead letters. */
 const LIST_REFRESH_MS = 3000;
@@ -13,6 +14,7 @@ let listTimer = null;
 const live = mountLiveView({ onSaleChanged: () => refreshSales() });
 const panel = mountSalesPanel({ onSelect: (sale) => live.show(sale) });
 const deadLetters = mountDeadLetters();
+const webhooks = mountWebhooks();
 mountSaleForm({
   onCreated: async (sale) => {
     panel.select(sale.saleId);
@@ -38,6 +40,7 @@ function showConsole(open) {
   if (open) {
     refreshSales();
     deadLetters.refresh();
+    webhooks.refresh();
     listTimer = setInterval(refreshSales, LIST_REFRESH_MS);
   } else {
     live.stop();

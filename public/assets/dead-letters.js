@@ -11,6 +11,13 @@ function preview(text) {
 export function mountDeadLetters() {
   const body = byId("dead-letters");
 
+  /** Hands the job to QStash again (`POST /api/admin/dead-letters/:id/replay`); it leaves the list. */
+  async function replay(id) {
+    const r = await adminApi(`/dead-letters/${id}/replay`, { method: "POST" });
+    if (!r.ok) body.prepend(h("p", { class: "notice notice-error" }, r.error.message));
+    else await refresh();
+  }
+
   async function refresh() {
     const r = await adminApi("/dead-letters");
     if (!r.ok) {
@@ -35,7 +42,9 @@ export function mountDeadLetters() {
             h(
               "tr",
               {},
-              ...["When", "Job", "Status", "Body", "Last response"].map((t) => h("th", { scope: "col" }, t)),
+              ...["When", "Job", "Status", "Body", "Last response", ""].map((t) =>
+                h("th", { scope: "col" }, t),
+              ),
             ),
           ),
           h(
@@ -50,6 +59,11 @@ export function mountDeadLetters() {
                 h("td", { class: "num" }, d.status ?? "–"),
                 h("td", {}, h("code", {}, preview(d.body))),
                 h("td", {}, h("code", {}, preview(d.responseBody))),
+                h(
+                  "td",
+                  {},
+                  h("button", { class: "link-btn", type: "button", onclick: () => replay(d.id) }, "Replay"),
+                ),
               ),
             ),
           ),

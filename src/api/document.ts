@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../context";
+import { registerWebhookEvents } from "./webhook-events";
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 
@@ -46,6 +47,7 @@ let cached: Document | null = null;
 export function openApiDocument(app: OpenAPIHono<AppEnv>): Document {
   if (cached) return cached;
   registerSecuritySchemes(app);
+  registerWebhookEvents(app.openAPIRegistry);
   cached = app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: "Flash-sale engine", version: "1.0.0", description: DESCRIPTION },
@@ -55,6 +57,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>): Document {
       { name: "Operator", description: "Creating and running sales; needs the operator token." },
       { name: "Jobs", description: "QStash deliveries: order writes, payment timeouts, voids, failures." },
       { name: "Local", description: "Routes of the local stack only." },
+      { name: "Webhooks", description: "Events the engine POSTs to the shop's registered endpoints." },
     ],
   });
   return cached;

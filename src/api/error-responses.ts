@@ -27,6 +27,8 @@ const MEANING: Record<ErrorCode, string> = {
   HEADERS_TOO_LARGE: "The request's headers together are larger than 32 KiB; nothing was read.",
   UNAVAILABLE:
     "A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds.",
+  DELIVERY_FAILED:
+    "A webhook endpoint did not answer 2xx; QStash delivers the job again with its backoff (no Retry-After).",
   INTERNAL: "Something failed on the server's side.",
 };
 

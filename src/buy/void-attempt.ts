@@ -64,7 +64,8 @@ export async function resolveUnanswered(
 async function recordVoided(deps: LifecycleDeps, order: QueuedOrder): Promise<void> {
   await insertCancelled(deps, order);
   const row =
-    (await transitionOrder(deps.db, order.orderId, "cancelled")) ?? (await findOrder(deps.db, order.orderId));
+    (await transitionOrder(deps.db, order.orderId, "cancelled", { publishTo: deps })) ??
+    (await findOrder(deps.db, order.orderId));
   if (!row) return;
   if (row.status === "paid") {
     console.error(`voided reservation ${order.orderId} is paid in Postgres; left as it is`);

@@ -6,6 +6,7 @@ import {
   index,
   integer,
   jsonb,
+  pgSequence,
   pgTable,
   primaryKey,
   text,
@@ -147,3 +148,40 @@ export const deadLetters = pgTable("dead_letters", {
   responseBody: text("response_body"),
   at: ts("at").notNull().defaultNow(),
 });
+
+/** The shop's webhook endpoints (src/webhooks/): where events go, which ones, and the signing secrets. */
+export const webhookEndpoints = pgTable("webhook_endpoints", {
+  id: text("id").primaryKey(),
+  url: text("url").notNull(),
+  events: jsonb("events").$type<string[]>().notNull(),
+  secret: text("secret").notNull(),
+  /** the secret before the last rotation, still signing until `previous_secret_expires_at` */
+  previousSecret: text("previous_secret"),
+  previousSecretExpiresAt: ts("previous_secret_expires_at"),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+/**
+ * Webhook messages written with the state change that caused them and not yet handed to QStash: a row
+ * lives from its statement until its delivery job is published (the minute sweep publishes leftovers).
+ */
+export const webhookOutbox = pgTable(
+  "webhook_outbox",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    endpointId: text("endpoint_id").notNull(),
+    msgId: text("msg_id").notNull(),
+    event: jsonb("event").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("webhook_outbox_created_idx").on(t.createdAt)],
+);
+
+/** Each sale's status as last announced to webhook endpoints (sale.live / sold_out / ended, by the sweep). */
+export const webhookSaleStatus = pgTable("webhook_sale_status", {
+  saleId: text("sale_id").primaryKey(),
+  status: text("status").notNull(),
+});
+
+/** The `version` of sale events: increasing, so a receiver can drop a stale one. */
+export const webhookVersions = pgSequence("webhook_versions");

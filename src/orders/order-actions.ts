@@ -27,6 +27,7 @@ export async function payOrder(
     const won = await transitionOrder(deps.db, orderId, "paid", {
       userId,
       ...(paymentRef ? { paymentRef } : {}),
+      publishTo: deps,
     });
     if (won) return { kind: "paid", order: won };
   }
@@ -61,7 +62,7 @@ export async function cancelOrder(
   if (!row) return { kind: "unknown" };
   const won =
     row.status === "awaiting_payment"
-      ? await transitionOrder(deps.db, orderId, "cancelled", { userId })
+      ? await transitionOrder(deps.db, orderId, "cancelled", { userId, publishTo: deps })
       : null;
   const current = won ?? (await findOrder(deps.db, orderId, userId)) ?? row;
   switch (current.status) {

@@ -1,6 +1,7 @@
 import type { LifecycleDeps } from "../services";
 import type { QueuedOrder } from "../stock/queued-order";
 import { restoreStock } from "../stock/restore";
+import { publishOutbox } from "../webhooks/publish";
 import { findOrder, findOrders, markRestored, transitionOrder, transitionOrders } from "./order-repository";
 import type { OrderRow } from "./order-view";
 import { writeAndAck } from "./order-write-job";
@@ -47,6 +48,7 @@ export async function expireOrders(
 ): Promise<{ expired: number; early: QueuedOrder[]; unknownSale: QueuedOrder[] }> {
   const ids = batch.map((o) => o.orderId);
   const won = await transitionOrders(deps.db, ids, "expired");
+  await publishOutbox(deps, won.webhooks);
   const wonIds = new Set(won.map((r) => r.id));
   let others = await findOrders(
     deps.db,
@@ -61,6 +63,7 @@ export async function expireOrders(
       missing.map((o) => o.orderId),
       "expired",
     );
+    await publishOutbox(deps, late.webhooks);
     won.push(...late);
     for (const r of late) wonIds.add(r.id);
     others = await findOrders(
@@ -82,7 +85,7 @@ export async function expireOrder(
 ): Promise<"expired" | "final" | "early" | "unknown"> {
   const doc = queued ?? (await readQueuedOrder(deps.redis, saleId, orderId));
   if (!doc) {
-    const won = await transitionOrder(deps.db, orderId, "expired");
+    const won = await transitionOrder(deps.db, orderId, "expired", { publishTo: deps });
     const row = won ?? (await findOrder(deps.db, orderId));
     if (!row) return "unknown";
     if (row.status === "awaiting_payment") return "early";

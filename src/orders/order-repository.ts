@@ -1,6 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
 import { orders } from "../db/schema";
+import type { WebhookDeps } from "../services";
+import type { OutboxEntry } from "../webhooks/event-types";
+import { orderOutboxInsert, outboxColumn, outboxOf } from "../webhooks/outbox-sql";
+import { publishOutbox } from "../webhooks/publish";
 import type { OrderRow } from "./order-view";
 
 const rowColumns = {
@@ -26,20 +30,25 @@ export async function findOrder(db: Db, orderId: string, userId?: string): Promi
 
 type Transition = "paid" | "expired" | "cancelled";
 
+/** The rows a transition won, and the webhook outbox entries it wrote for them (to publish). */
+export type Transitioned = OrderRow[] & { webhooks: OutboxEntry[] };
+
 /**
  * The one place an order's fate is decided: a conditional update from `awaiting_payment`. Exactly one
  * of paid / expired / cancelled can win; expired and cancelled give the users' holdings back in the same
  * statement. Payment needs the window still open and expiry needs it closed, both by the database's
  * clock, so a skewed worker clock cannot decide either. Takes many orders at once (a payment-timeout
- * job's batch); returns the rows this call won.
+ * job's batch); returns the rows this call won, with the webhook outbox entries (`order.paid`,
+ * `order.expired`, `order.cancelled`) the same statement wrote for them in `webhooks`: publish them with
+ * `publishOutbox` (src/webhooks/publish.ts), or the minute sweep does.
  */
 export async function transitionOrders(
   db: Db,
   orderIds: string[],
   to: Transition,
   opts: { userId?: string; paymentRef?: string } = {},
-): Promise<OrderRow[]> {
-  if (orderIds.length === 0) return [];
+): Promise<Transitioned> {
+  if (orderIds.length === 0) return Object.assign([], { webhooks: [] });
   const owner = opts.userId === undefined ? sql`true` : sql`user_id = ${opts.userId}`;
   const timing =
     to === "paid" ? sql`expires_at > now()` : to === "expired" ? sql`expires_at <= now()` : sql`true`;
@@ -65,20 +74,29 @@ export async function transitionOrders(
       ), ev as (
         insert into order_events (order_id, sale_id, type) select id, sale_id, ${to} from upd
         on conflict do nothing returning 1
-      )
-      select * from upd`),
+      ), ob as (${orderOutboxInsert(sql`upd`, [`order.${to}`])})
+      select *, ${outboxColumn(sql`ob`)} from upd`),
   );
-  return result.rows.map(toOrderRow);
+  return Object.assign(result.rows.map(toOrderRow), { webhooks: outboxOf(result.rows) });
 }
 
-/** {@link transitionOrders} for one order: the row if this call won, else null. */
+/**
+ * {@link transitionOrders} for one order: the row if this call won, else null. With `publishTo`, the
+ * webhook event it wrote is published at once; without, the minute sweep publishes it.
+ *
+ * @example
+ * const won = await transitionOrder(deps.db, orderId, "paid", { paymentRef, publishTo: deps });
+ */
 export async function transitionOrder(
   db: Db,
   orderId: string,
   to: Transition,
-  opts: { userId?: string; paymentRef?: string } = {},
+  opts: { userId?: string; paymentRef?: string; publishTo?: WebhookDeps } = {},
 ): Promise<OrderRow | null> {
-  return (await transitionOrders(db, [orderId], to, opts))[0] ?? null;
+  const { publishTo, ...rest } = opts;
+  const won = await transitionOrders(db, [orderId], to, rest);
+  if (publishTo) await publishOutbox(publishTo, won.webhooks);
+  return won[0] ?? null;
 }
 
 /** The rows of the given orders (those that exist). */

@@ -2,6 +2,8 @@ import { StoreUnavailableError } from "../errors";
 import type { LifecycleDeps } from "../services";
 import { debitStock } from "../stock/debit";
 import type { QueuedOrder } from "../stock/queued-order";
+import { publishOutbox } from "../webhooks/publish";
+import { announceSoldOut } from "../webhooks/sale-status";
 import { findOrder } from "./order-repository";
 import type { OrderRow } from "./order-view";
 import { markCounted, writeOrders } from "./order-writes";
@@ -15,11 +17,14 @@ export type WriteReport = { inserted: number; unknownSale: QueuedOrder[] };
  * one statement (duplicates are no-ops; an order naming no existing sale is left out and reported);
  * then, in one script call per sale, Redis is made sure to count every live order of the batch (a no-op
  * when its reservation entry is there, a debit when a lost or lagging Redis never saw it); then the
- * outbox entries are acknowledged in one pipeline. A sale whose Redis state is not there yet keeps only
+ * outbox entries are acknowledged in one pipeline. The webhook events the write produced (reserved,
+ * awaiting payment) are published in one QStash call when an endpoint subscribes to them; a sale the
+ * batch left with no units is announced sold out at once (not only by the minute sweep). A sale whose Redis state is not there yet keeps only
  * its own orders unacknowledged: the others are acknowledged, then the job answers 503 to be retried.
  */
 export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Promise<WriteReport> {
-  const written = await writeOrders(deps.db, batch);
+  const { written, webhooks } = await writeOrders(deps.db, batch);
+  await publishOutbox(deps, webhooks);
   const report: WriteReport = { inserted: 0, unknownSale: [] };
   const toCount = new Map<string, { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] }>();
   const retentionMs = deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
@@ -42,11 +47,17 @@ export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Pr
   if (report.unknownSale.length > 0)
     console.warn(`order write: ${report.unknownSale.length} order(s) name a sale that does not exist`);
   const notReady = new Set<string>();
-  for (const [saleId, group] of toCount) if (!(await countInRedis(deps, saleId, group))) notReady.add(saleId);
+  const soldOut: string[] = [];
+  for (const [saleId, group] of toCount) {
+    const remaining = await countInRedis(deps, saleId, group);
+    if (remaining === null) notReady.add(saleId);
+    else if (remaining <= 0) soldOut.push(saleId);
+  }
   await ackQueuedOrders(
     deps.redis,
     batch.filter((o) => written.has(o.orderId) && !notReady.has(o.saleId)),
   );
+  await announceSoldOut(deps, soldOut);
   if (notReady.size > 0) {
     throw new StoreUnavailableError(
       "redis",
@@ -58,16 +69,16 @@ export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Pr
 
 /**
  * Counts orders in the sale's current Redis (debit-stock.lua), then records in Postgres that those of
- * an older epoch are counted in this one. False while the sale's Redis state for that epoch is not
- * there (being rebuilt): the caller answers 503 and QStash tries again.
+ * an older epoch are counted in this one. Returns the units the sale has left; null while the sale's
+ * Redis state for that epoch is not there (being rebuilt): the caller answers 503 and QStash tries again.
  */
 async function countInRedis(
   deps: LifecycleDeps,
   saleId: string,
   group: { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] },
-): Promise<boolean> {
+): Promise<number | null> {
   const outcome = await debitStock(deps.redis, saleId, group.orders, group.epoch, deps.now);
-  if (outcome.kind === "not_ready") return false;
+  if (outcome.kind === "not_ready") return null;
   if (outcome.debited > 0) {
     console.warn(
       `sale ${saleId}: ${outcome.debited} order(s) Redis had lost counted again; remaining ${outcome.remaining}`,
@@ -76,7 +87,7 @@ async function countInRedis(
   if (outcome.remaining < 0)
     console.error(`sale ${saleId}: remaining ${outcome.remaining} after a Redis loss`);
   for (const order of group.behind) await markCounted(deps.db, order.orderId, group.epoch);
-  return true;
+  return outcome.remaining;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
 import type { QueuedOrder } from "../stock/queued-order";
+import type { OutboxEntry } from "../webhooks/event-types";
+import { orderOutboxInsert, outboxColumn, outboxOf } from "../webhooks/outbox-sql";
 import type { OrderRow } from "./order-view";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -26,8 +28,14 @@ export type WriteResult = {
  * orders, holdings), so two batches sharing a user or an order wait for each other instead of
  * deadlocking on a lock-order cycle (a deadlock was seen once in the benchmark when 600 queued orders
  * were released at once; not reproduced by test/integration/order-writes-concurrency.test.ts).
+ * The same statement writes the webhook outbox entries of the orders it inserted (`order.reserved`
+ * and `order.awaiting_payment`, for the endpoints subscribed to them: none, nothing written), returned
+ * in `webhooks` for the caller to publish.
  */
-export async function writeOrders(db: Db, batch: QueuedOrder[]): Promise<Map<string, WriteResult>> {
+export async function writeOrders(
+  db: Db,
+  batch: QueuedOrder[],
+): Promise<{ written: Map<string, WriteResult>; webhooks: OutboxEntry[] }> {
   const input = JSON.stringify(
     batch.map((o) => ({
       id: o.orderId,
@@ -52,7 +60,7 @@ export async function writeOrders(db: Db, batch: QueuedOrder[]): Promise<Map<str
         from input i join s on s.id = i.sale_id
         order by i.id
         on conflict (id) do nothing
-        returning id, sale_id, user_id, quantity, status, epoch
+        returning id, sale_id, user_id, quantity, status, epoch, created_at, expires_at, null::timestamptz as paid_at
       ), held as (
         insert into holdings (sale_id, user_id, units, per_user_limit)
         select ins.sale_id, ins.user_id, sum(ins.quantity)::int, min(s.per_user_limit)
@@ -63,9 +71,9 @@ export async function writeOrders(db: Db, batch: QueuedOrder[]): Promise<Map<str
       ), ev as (
         insert into order_events (order_id, sale_id, type) select id, sale_id, 'written' from ins
         on conflict do nothing returning 1
-      )
+      ), ob as (${orderOutboxInsert(sql`ins`, ["order.reserved", "order.awaiting_payment"])})
       select i.id, (ins.id is not null) as inserted, coalesce(ins.status, o.status) as status,
-             coalesce(ins.epoch, o.epoch) as order_epoch, s.epoch as sale_epoch
+             coalesce(ins.epoch, o.epoch) as order_epoch, s.epoch as sale_epoch, ${outboxColumn(sql`ob`)}
       from input i join s on s.id = i.sale_id
       left join ins on ins.id = i.id
       left join orders o on o.id = i.id`),
@@ -79,7 +87,7 @@ export async function writeOrders(db: Db, batch: QueuedOrder[]): Promise<Map<str
       saleEpoch: Number(row.sale_epoch ?? 1),
     });
   }
-  return written;
+  return { written, webhooks: outboxOf(result.rows) };
 }
 
 /** Records that the order's units are counted in the sale's current Redis generation. */

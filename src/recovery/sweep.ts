@@ -5,6 +5,8 @@ import { expireOrder, settleRestore } from "../orders/order-lifecycle";
 import { findOrder, findOverdue, findUnrestored } from "../orders/order-repository";
 import { readStaleOutbox } from "../orders/queued-order-store";
 import type { Deps } from "../services";
+import { publishLeftovers } from "../webhooks/publish";
+import { announceSaleStatuses } from "../webhooks/sale-status";
 import { reconcileSale } from "./reconcile-sale";
 import { recoverLostSales } from "./recover-sales";
 
@@ -20,6 +22,8 @@ export type SweepReport = {
   expired: number;
   reconciled: number;
   errors: number;
+  /** webhook messages published from the outbox, and sale status changes announced */
+  webhooks: number;
 };
 
 /**
@@ -29,7 +33,9 @@ export type SweepReport = {
  *    dead-lettered) are published again, under a per-minute deduplication id;
  * 2. expired or cancelled orders whose units are not back in Redis yet are restored;
  * 3. live sales (and those ended within the hour) are reconciled: Redis ledger against Postgres;
- * 4. unpaid orders well past their window (their timeout job is late or lost) are expired.
+ * 4. unpaid orders well past their window (their timeout job is late or lost) are expired;
+ * 5. sales that opened, sold out or ended are announced to webhook endpoints, and webhook messages
+ *    left in the outbox (a failed publish) are published.
  * Every runtime runs it from its own schedule (src/runtime/): Workers' Cron Trigger, `Deno.cron`, a timer on Bun.
  */
 export async function sweep(deps: Deps): Promise<SweepReport> {
@@ -40,6 +46,7 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
     expired: 0,
     reconciled: 0,
     errors: 0,
+    webhooks: 0,
   };
   const attempt = async (work: () => Promise<unknown>) => {
     try {
@@ -71,6 +78,12 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
       const row = await findOrder(deps.db, orderId);
       if (row && (await attempt(() => expireOrder(deps, row.saleId, orderId)))) report.expired++;
     }
+  });
+  await attempt(async () => {
+    report.webhooks += await announceSaleStatuses(deps, sales);
+  });
+  await attempt(async () => {
+    report.webhooks += await publishLeftovers(deps, deps.config.OUTBOX_GRACE_SECONDS);
   });
   return report;
 }

@@ -14,6 +14,7 @@ import { forgetSaleList } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError, StoreUnavailableError } from "../errors";
 import { type AdjustmentResult, applyStockAdjustment } from "../sales/stock-adjustment";
+import { emitSaleEvent } from "../webhooks/emit";
 import { existingSale } from "./admin";
 
 const unavailable = errorResponses("UNAVAILABLE")[503] as ReturnType<typeof errorResponses>[number] & {
@@ -111,6 +112,11 @@ export const adminStockRoutes = apiRouter().openapi(adjustStockRoute, async (c) 
   );
   if (outcome.kind !== "applied") throw refusal(outcome);
   forgetSaleList(d.memory);
-  const adjusted = { ...sale, remaining: outcome.remaining, stock: outcome.stock };
-  return c.json(toSaleView(adjusted, d.now, "operator"), 200);
+  const adjusted = toSaleView(
+    { ...sale, remaining: outcome.remaining, stock: outcome.stock },
+    d.now,
+    "operator",
+  );
+  await emitSaleEvent(d, "sale.stock_adjusted", adjusted);
+  return c.json(adjusted, 200);
 });

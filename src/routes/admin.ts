@@ -16,6 +16,8 @@ import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
 import { setSalePaused } from "../stock/pause";
+import { emitSaleEvent } from "../webhooks/emit";
+import { announceNewSale } from "../webhooks/sale-status";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
 const sale = (description: string) => json(description, operatorSaleSchema);
@@ -99,7 +101,9 @@ async function setPaused(d: Deps, saleId: string, paused: boolean): Promise<Oper
   await setSalePausedInDb(d.db, found.saleId, paused);
   await setSalePaused(d.redis, found.saleId, paused);
   forgetSaleList(d.memory);
-  return toSaleView({ ...found, paused }, d.now, "operator");
+  const view = toSaleView({ ...found, paused }, d.now, "operator");
+  await emitSaleEvent(d, paused ? "sale.paused" : "sale.resumed", view);
+  return view;
 }
 
 /**
@@ -118,6 +122,7 @@ export const adminRoutes = apiRouter()
     const outcome = await createSale(d, c.req.valid("json"));
     if (outcome.kind !== "created") throw refusal(outcome);
     forgetSaleList(d.memory);
+    await announceNewSale(d, outcome.sale);
     return c.json(toSaleView(outcome.sale, d.now, "operator"), 201);
   })
   .openapi(getSale, async (c) => {

@@ -20,6 +20,7 @@ type OpenApi = {
   info: { title: string };
   security?: Record<string, string[]>[];
   paths: Record<string, Record<string, Operation>>;
+  webhooks?: Record<string, Record<string, Operation>>;
   components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Schema> };
 };
 
@@ -111,7 +112,7 @@ let doc: OpenApi;
 
 /** Every operation of the document as "METHOD /path", with the operation itself. */
 function documentOperations(): [string, Operation][] {
-  return Object.entries(doc.paths).flatMap(([path, item]) =>
+  return [...Object.entries(doc.paths), ...Object.entries(doc.webhooks ?? {})].flatMap(([path, item]) =>
     METHODS.filter((m) => item[m]).map((m): [string, Operation] => [
       `${m.toUpperCase()} ${path}`,
       item[m] as Operation,

@@ -13,6 +13,7 @@ import {
 } from "../support/browser";
 import { ADMIN_TOKEN, type SiteClient, siteClient } from "../support/site-client";
 import { type Site, startSite } from "../support/site-worker";
+import { startWebhookReceiver } from "../support/webhook-receiver";
 
 let site: Site;
 let client: SiteClient;
@@ -172,6 +173,30 @@ describe.skipIf(!hasChromium)(hasChromium ? "the operator page in Chromium" : SK
     await screenshot(page, "operator-reconciled-desktop");
     await page.click("#dead-refresh");
     expect(await text("#dead-letters")).toContain("No dead letters");
+  });
+
+  it("adds a webhook endpoint, shows its secret once, sends a test event and removes it", async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      await page.fill("#webhook-url", receiver.url);
+      await page.press("#webhook-url", "Enter");
+      await page.waitForSelector("#webhooks code:text('whsec_')");
+      const secret = await text("#webhooks .notice code");
+      expect(secret).toMatch(/^whsec_/);
+      receiver.trust(secret);
+      expect(await text("#webhooks tbody")).toContain(receiver.url);
+      await page.click("#webhooks button:text('Test')");
+      await page.waitForSelector("#webhook-error:text('Test event queued.')");
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && receiver.accepted().length === 0)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(receiver.accepted().map((d) => d.payload.type)).toContain("webhook.test");
+      await page.click("#webhooks button:text('Remove')");
+      await page.waitForSelector("#webhook-error:text('Removed.')");
+      await page.waitForSelector("#webhooks p.muted:text('No endpoints')");
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("says what breaks the invariant: a user over the limit in Redis (a late write after a Redis loss)", async () => {

@@ -1,0 +1,136 @@
+import { createRoute } from "@hono/zod-openapi";
+import { MAX_ADMIN_BODY_BYTES } from "../api/admin-schemas";
+import { apiRouter, json, OPERATOR } from "../api/api-router";
+import { errorResponses } from "../api/error-responses";
+import { jsonBody } from "../api/json-body";
+import {
+  createdEndpointSchema,
+  deadLetterIdParam,
+  endpointDefinitionSchema,
+  endpointIdParam,
+  endpointListSchema,
+  replayedSchema,
+  rotatedSecretSchema,
+  testSentSchema,
+} from "../api/webhook-schemas";
+import { deps } from "../context";
+import { ApiError } from "../errors";
+import { replayDeadLetter } from "../orders/dead-letter-replay";
+import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret } from "../webhooks/endpoint-store";
+import { sendTestEvent } from "../webhooks/test-event";
+
+const operatorRoute = { tags: ["Operator"], security: OPERATOR };
+const byId = { params: endpointIdParam };
+const unknownEndpoint = () => new ApiError("NOT_FOUND", "No such webhook endpoint.");
+
+const createRoute_ = createRoute({
+  ...operatorRoute,
+  method: "post",
+  path: "/webhooks",
+  summary: "Register a webhook endpoint",
+  description:
+    "Deliveries of the named event types (see the document's `webhooks`) will be POSTed to `url`, signed as Standard Webhooks asks with the secret answered here, and only here. A 400 names each bad field and stores nothing.",
+  middleware: [jsonBody({ maxBytes: MAX_ADMIN_BODY_BYTES })] as const,
+  request: {
+    body: { required: true, content: { "application/json": { schema: endpointDefinitionSchema } } },
+  },
+  responses: {
+    201: json("The endpoint, with its signing secret (shown this once).", createdEndpointSchema),
+    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "UNAVAILABLE"),
+  },
+});
+
+const listRoute = createRoute({
+  ...operatorRoute,
+  method: "get",
+  path: "/webhooks",
+  summary: "Every webhook endpoint",
+  description: "The endpoints, newest first, without their secrets.",
+  responses: {
+    200: json("The endpoints.", endpointListSchema),
+    ...errorResponses("UNAUTHENTICATED", "UNAVAILABLE"),
+  },
+});
+
+const deleteRoute = createRoute({
+  ...operatorRoute,
+  method: "delete",
+  path: "/webhooks/{endpointId}",
+  summary: "Remove a webhook endpoint",
+  description: "Nothing more is delivered to it (deliveries already queued are dropped when they run).",
+  request: byId,
+  responses: {
+    204: { description: "Removed." },
+    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+  },
+});
+
+const testRoute = createRoute({
+  ...operatorRoute,
+  method: "post",
+  path: "/webhooks/{endpointId}/test",
+  summary: "Send a test event",
+  description: "Queues one `webhook.test` delivery to the endpoint, signed and retried like any other.",
+  request: byId,
+  responses: {
+    202: json("Queued.", testSentSchema),
+    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+  },
+});
+
+const rotateRoute = createRoute({
+  ...operatorRoute,
+  method: "post",
+  path: "/webhooks/{endpointId}/rotate",
+  summary: "Rotate an endpoint's secret",
+  description:
+    "Answers a new secret. The previous one keeps signing for 24 hours: meanwhile `webhook-signature` carries a signature by each (`v1,<new> v1,<old>`), so the receiver can switch without losing a delivery. Rotating again drops the oldest.",
+  request: byId,
+  responses: {
+    200: json("The new secret (shown this once).", rotatedSecretSchema),
+    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+  },
+});
+
+const replayRoute = createRoute({
+  ...operatorRoute,
+  method: "post",
+  path: "/dead-letters/{id}/replay",
+  summary: "Replay a dead letter",
+  description:
+    "Hands the job QStash gave up on (a webhook delivery, an order write, …) to QStash again, retried as at first, and removes it from the dead letters (if it fails again it is recorded again).",
+  request: { params: deadLetterIdParam },
+  responses: {
+    200: json("Queued again.", replayedSchema),
+    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+  },
+});
+
+/**
+ * The operator's webhook endpoints (register, list, remove, test, rotate) and the dead letters' replay.
+ * Mounted at `/api/admin`, behind the operator token (checked by the app).
+ */
+export const adminWebhookRoutes = apiRouter()
+  .openapi(createRoute_, async (c) => c.json(await createEndpoint(deps(c).db, c.req.valid("json")), 201))
+  .openapi(listRoute, async (c) => c.json({ endpoints: await listEndpoints(deps(c).db) }, 200))
+  .openapi(deleteRoute, async (c) => {
+    if (!(await deleteEndpoint(deps(c).db, c.req.valid("param").endpointId))) throw unknownEndpoint();
+    return c.body(null, 204);
+  })
+  .openapi(testRoute, async (c) => {
+    const msgId = await sendTestEvent(deps(c), c.req.valid("param").endpointId);
+    if (!msgId) throw unknownEndpoint();
+    return c.json({ msgId }, 202);
+  })
+  .openapi(rotateRoute, async (c) => {
+    const secret = await rotateSecret(deps(c).db, c.req.valid("param").endpointId);
+    if (!secret) throw unknownEndpoint();
+    return c.json({ secret }, 200);
+  })
+  .openapi(replayRoute, async (c) => {
+    const outcome = await replayDeadLetter(deps(c), c.req.valid("param").id);
+    if (outcome === "unknown") throw new ApiError("NOT_FOUND", "No such dead letter.");
+    if (outcome === "not_replayable")
+      throw new ApiError("INVALID_REQUEST", "This dead letter is not a job of this engine with a JSON body.");
+    return c.json({ replayed: true as const }, 200);
+  });

@@ -1,0 +1,61 @@
+import type { Db } from "../db/client";
+import { signingEndpoint } from "./endpoint-store";
+import type { WebhookMessage } from "./event-types";
+import type { DeliveryJob } from "./publish";
+import { signatures } from "./secrets";
+
+/** How long one POST to an endpoint may take before it counts as failed. */
+const POST_TIMEOUT_MS = 10_000;
+
+/** What a delivery job came to. */
+export type DeliveryOutcome =
+  | { kind: "delivered"; delivered: number }
+  /** the endpoint was removed: its messages are dropped */
+  | { kind: "gone" }
+  /** the endpoint did not answer 2xx: `delivered` went through before, the rest did not */
+  | { kind: "failed"; delivered: number; status: number | null; msgId: string };
+
+/**
+ * Runs a delivery job: POSTs each message to the endpoint in order, as Standard Webhooks asks
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature` with a signature per valid secret, body
+ * `{"type","timestamp","data"}`), signed now with the endpoint's current secrets. Stops at the first
+ * answer that is not 2xx: the job is then delivered again by QStash with its backoff, every message
+ * again (at least once: receivers drop a `webhook-id` seen before).
+ */
+export async function deliverJob(db: Db, job: DeliveryJob): Promise<DeliveryOutcome> {
+  const endpoint = await signingEndpoint(db, job.endpointId);
+  if (!endpoint) return { kind: "gone" };
+  let delivered = 0;
+  for (const message of job.messages) {
+    const status = await post(endpoint.url, endpoint.secrets, message);
+    if (status === null || status < 200 || status > 299) {
+      return { kind: "failed", delivered, status, msgId: message.msgId };
+    }
+    delivered++;
+  }
+  return { kind: "delivered", delivered };
+}
+
+/** One signed POST; its status, or null when the endpoint could not be reached in time. */
+async function post(url: string, secrets: string[], message: WebhookMessage): Promise<number | null> {
+  const body = JSON.stringify(message.payload);
+  const at = new Date();
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": message.msgId,
+        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+        "webhook-signature": signatures(secrets, message.msgId, at, body),
+      },
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+    });
+    await res.body?.cancel().catch(() => {});
+    return res.status;
+  } catch {
+    return null;
+  }
+}

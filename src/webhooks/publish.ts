@@ -1,0 +1,107 @@
+import { sql } from "drizzle-orm";
+import { withDb } from "../db/client";
+import { StoreUnavailableError } from "../errors";
+import type { WebhookDeps } from "../services";
+import type { OutboxEntry, WebhookMessage } from "./event-types";
+
+/** The job route QStash delivers webhook jobs to (relative to PUBLIC_URL). */
+export const WEBHOOK_DELIVERY_PATH = "/api/jobs/webhook-delivery";
+const FAILED_PATH = "/api/jobs/failed";
+
+/** The most messages one delivery job carries (a larger batch is split). */
+export const MESSAGES_PER_JOB = 50;
+
+/** A delivery job's body: messages for one endpoint, POSTed one at a time, in order. */
+export type DeliveryJob = { endpointId: string; messages: WebhookMessage[] };
+
+/** The delivery jobs for outbox entries: per endpoint, in order, at most {@link MESSAGES_PER_JOB} each. */
+export function deliveryJobs(entries: OutboxEntry[]): (DeliveryJob & { dedupId: string })[] {
+  const byEndpoint = new Map<string, OutboxEntry[]>();
+  for (const e of [...entries].sort((a, b) => a.id - b.id)) {
+    byEndpoint.set(e.endpointId, [...(byEndpoint.get(e.endpointId) ?? []), e]);
+  }
+  const jobs: (DeliveryJob & { dedupId: string })[] = [];
+  for (const [endpointId, list] of byEndpoint) {
+    for (let i = 0; i < list.length; i += MESSAGES_PER_JOB) {
+      const chunk = list.slice(i, i + MESSAGES_PER_JOB);
+      jobs.push({
+        endpointId,
+        messages: chunk.map(({ msgId, payload }) => ({ msgId, payload })),
+        dedupId: `hook-${chunk[0]?.id}-${chunk.length}`,
+      });
+    }
+  }
+  return jobs;
+}
+
+/** Hands jobs to QStash in one batch call (retried with backoff, dead-lettered to /api/jobs/failed). */
+export async function publishDeliveryJobs(
+  { config, qstash }: WebhookDeps,
+  jobs: (DeliveryJob & { dedupId: string })[],
+): Promise<void> {
+  if (jobs.length === 0) return;
+  try {
+    await qstash.batchJSON(
+      jobs.map(({ dedupId, ...body }) => ({
+        url: `${config.PUBLIC_URL}${WEBHOOK_DELIVERY_PATH}`,
+        body,
+        deduplicationId: dedupId,
+        retries: config.WEBHOOK_DELIVERY_RETRIES,
+        failureCallback: `${config.PUBLIC_URL}${FAILED_PATH}`,
+      })),
+    );
+  } catch (error) {
+    throw new StoreUnavailableError("qstash", error);
+  }
+}
+
+/**
+ * Publishes outbox entries a statement just wrote (one QStash batch call for all their endpoints), then
+ * deletes them from the outbox. Nothing to publish (no endpoint subscribed): no call at all. A publish
+ * that fails is logged, not thrown: the state change it reports is done, and the minute sweep publishes
+ * what is left in the outbox ({@link publishLeftovers}).
+ */
+export async function publishOutbox(deps: WebhookDeps, entries: OutboxEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  try {
+    await publishDeliveryJobs(deps, deliveryJobs(entries));
+    await forget(deps, entries);
+  } catch (error) {
+    console.warn(`webhooks: ${entries.length} message(s) left in the outbox for the sweep:`, error);
+  }
+}
+
+async function forget(deps: WebhookDeps, entries: OutboxEntry[]): Promise<void> {
+  const ids = JSON.stringify(entries.map((e) => e.id));
+  await withDb(() =>
+    deps.db.execute(
+      sql`delete from webhook_outbox where id in (select (jsonb_array_elements_text(${ids}::jsonb))::bigint)`,
+    ),
+  );
+}
+
+/**
+ * The sweep's step: outbox entries older than `graceSeconds` (their publish failed, or the process
+ * died before it) published again, oldest first, under the same deduplication ids. Returns how many.
+ */
+export async function publishLeftovers(
+  deps: WebhookDeps,
+  graceSeconds: number,
+  limit = 500,
+): Promise<number> {
+  const result = await withDb(() =>
+    deps.db.execute<Record<string, unknown>>(sql`
+      select id, endpoint_id, msg_id, event from webhook_outbox
+      where created_at < now() - make_interval(secs => ${graceSeconds}) order by id limit ${limit}`),
+  );
+  const entries: OutboxEntry[] = result.rows.map((r) => ({
+    id: Number(r.id),
+    endpointId: String(r.endpoint_id),
+    msgId: String(r.msg_id),
+    payload: (typeof r.event === "string" ? JSON.parse(r.event) : r.event) as OutboxEntry["payload"],
+  }));
+  if (entries.length === 0) return 0;
+  await publishDeliveryJobs(deps, deliveryJobs(entries));
+  await forget(deps, entries);
+  return entries.length;
+}
