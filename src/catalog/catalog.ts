@@ -41,16 +41,34 @@ function looksLikeProductToken(token: string): boolean {
   return /^[A-Za-z0-9_-]{43}$/.test(token);
 }
 
+/** Up to this many product tokens, a process keeps every one with its sale (about 150 bytes each). */
+export const EXACT_CATALOG_MAX = 20_000;
+
 async function load(redis: Redis, now: number): Promise<Loaded> {
-  const [bloom, version] = await withRedis(() =>
+  const [bloom, version, count] = await withRedis(() =>
     redis
       .pipeline()
       .get<string>(catalogKeys.bloom)
       .get<string>(catalogKeys.version)
-      .exec<[string | null, string | null]>(),
+      .hlen(catalogKeys.tokens)
+      .exec<[string | null, string | null, number]>(),
   );
   if (version === null) throw new CatalogMissingError();
-  return { filter: bloom ? parseTokenFilter(bloom) : null, version, checkedAt: now };
+  const exact = Number(count) <= EXACT_CATALOG_MAX ? await loadExact(redis) : null;
+  return { filter: bloom ? parseTokenFilter(bloom) : null, version, checkedAt: now, exact };
+}
+
+/**
+ * Every product token with its sale, read with the filter: a lookup in it replaces both the Bloom
+ * filter's hashing and the HGET of a token that passes it. Tokens registered after the read are
+ * unknown until the version check reloads the catalog, as they are to a filter read at the same time.
+ */
+async function loadExact(redis: Redis): Promise<Map<string, string> | null> {
+  const flat = await withRedis(() => redis.hgetall(catalogKeys.tokens)).catch(() => null);
+  if (!Array.isArray(flat)) return null;
+  const exact = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) exact.set(String(flat[i]), String(flat[i + 1]));
+  return exact;
 }
 
 /** Makes a finished load the isolate's catalog (the tokens it resolved belong to the old one). */
@@ -111,13 +129,46 @@ export async function resolveProductToken(
   const memory = d.memory.catalog;
   const catalog = await ensureLoaded(d.redis, memory, opts.now);
   d.defer(refreshIfStale(d.redis, memory, opts.now, opts.refreshMs));
-  const known = memory.resolved.get(token);
-  if (known?.saleId) return known.saleId;
-  if (!catalog.filter?.has(token)) return null;
-  if (known && known.until > opts.now) return known.saleId;
+  const inMemory = knownSaleOf(memory, catalog, token, opts.now);
+  if (inMemory !== undefined) return inMemory;
   const saleId = await withRedis(() => d.redis.hget<string>(catalogKeys.tokens, token));
   memory.resolved.set(token, { saleId: saleId ?? null, until: opts.now + NEGATIVE_TTL_MS });
   return saleId ?? null;
+}
+
+/**
+ * A token's sale as the process knows it, without Redis: its sale id (resolved before), null (not of the
+ * shape, not in the Bloom filter, or looked up and unknown within the last 5 s: a 404), or undefined
+ * (it passes the filter: one HGET decides).
+ */
+function knownSaleOf(
+  memory: CatalogMemory,
+  catalog: Loaded,
+  token: string,
+  now: number,
+): string | null | undefined {
+  if (catalog.exact) return catalog.exact.get(token) ?? null;
+  const known = memory.resolved.get(token);
+  if (known?.saleId) return known.saleId;
+  if (!catalog.filter?.has(token)) return null;
+  if (known && known.until > now) return known.saleId;
+  return undefined;
+}
+
+/**
+ * {@link resolveProductToken} from memory alone, for answers that must cost no I/O: undefined whenever
+ * the process has no catalog, its catalog is due for its freshness check (`refreshMs`), or the token
+ * needs its HGET; the caller then takes the full path, which does those.
+ */
+export function resolveFromMemory(
+  memory: Pick<Memory, "catalog">,
+  token: string,
+  opts: { now: number; refreshMs: number },
+): string | null | undefined {
+  const catalog = memory.catalog.loaded;
+  if (!catalog || opts.now - catalog.checkedAt >= opts.refreshMs) return undefined;
+  if (!looksLikeProductToken(token)) return null;
+  return knownSaleOf(memory.catalog, catalog, token, opts.now);
 }
 
 /** Forgets the process's catalog (after an operator change made here). */

@@ -8,9 +8,18 @@ import { createRateCounters, type RateCounters } from "./rate-counters";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
 import { createStreamBudgets, type StreamBudgets } from "./stream-budgets";
+import { createVerifiedTokens, type VerifiedTokens } from "./verified-tokens";
 
-/** The catalog as this process loaded it: the Bloom filter of product tokens and its version. */
-export type LoadedCatalog = { filter: BloomFilter | null; version: string; checkedAt: number };
+/**
+ * The catalog as this process loaded it: the Bloom filter of product tokens and its version, and, for a
+ * catalog small enough, every token with its sale (`exact`: looked up instead of the filter).
+ */
+export type LoadedCatalog = {
+  filter: BloomFilter | null;
+  version: string;
+  checkedAt: number;
+  exact?: Map<string, string> | null;
+};
 
 /**
  * What one isolate (Workers) or process (Deno, Bun) remembers between requests, in one object built
@@ -56,6 +65,8 @@ export type Memory = {
   };
   /** the open event streams, in their budgets (src/routes/event-streams.ts) */
   streams: StreamBudgets;
+  /** shopper tokens verified here, by their text: a retry skips the HMAC (src/middleware/shopper-token.ts) */
+  verifiedTokens: VerifiedTokens;
 };
 
 /** How often the shopper feeds read the stores (from the settings). */
@@ -102,5 +113,6 @@ export function createMemory(t: FeedTimings): Memory {
       stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
+    verifiedTokens: createVerifiedTokens(),
   };
 }

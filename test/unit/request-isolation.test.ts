@@ -50,10 +50,12 @@ describe("no request waits on another request's I/O", () => {
       pipeline: () => {
         const p = {
           get: () => p,
-          exec: () => (++loads === 1 ? never() : Promise.resolve([buildTokenFilter([token]), "7"])),
+          hlen: () => p,
+          exec: () => (++loads === 1 ? never() : Promise.resolve([buildTokenFilter([token]), "7", 1])),
         };
         return p;
       },
+      hgetall: () => Promise.resolve([token, "sale-1"]),
       hget: () => Promise.resolve("sale-1"),
       get: () => Promise.resolve("7"),
     } as unknown as Redis;
