@@ -13,6 +13,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { operator } from "../clients/admin";
+import { shopperToken } from "../clients/jwt";
 import { runWrk, type WrkResult, writeTokens } from "../clients/wrk";
 import { cpuMicros, treeCpuMicros } from "../measure/proc";
 import type { BenchEnvironment } from "../setup/environment";
@@ -108,7 +109,6 @@ export async function floorPaths(ctx: FloorContext, target: FloorTarget): Promis
   const open = await op.createSale(`floor-open-${run}`, 5_000_000, 1);
   // the one unit goes, then a refusal teaches the process the sale is sold out
   for (const user of ["first", "second"]) {
-    const { shopperToken } = await import("../clients/jwt");
     const res = await fetch(`${target.url}/api/buy/${gone.productToken}`, {
       method: "POST",
       headers: {
