@@ -11,7 +11,6 @@
  * const rows = await floorPaths(ctx, { runtime: "bun", url, pid });
  */
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import { operator } from "../clients/admin";
 import { shopperToken } from "../clients/jwt";
 import { runWrk, type WrkResult, writeTokens } from "../clients/wrk";
