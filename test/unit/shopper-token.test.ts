@@ -94,3 +94,17 @@ describe("shopper tokens (synchronous HS256, cached by their text)", () => {
     }
   });
 });
+
+describe("the verified-token cache's bound", () => {
+  it("holds at most its size, keeps the tokens in use and forgets the others", () => {
+    const tokens = createVerifiedTokens(4);
+    const v = (sub: string) => ({ sub, exp: NOW + 10, nbf: undefined, iat: undefined });
+    for (const t of ["a", "b", "c", "d", "e", "f"]) {
+      tokens.set(t, v(t));
+      expect(tokens.size).toBeLessThanOrEqual(4);
+      expect(tokens.get("a")?.sub).toBe("a"); // used all along: never forgotten
+    }
+    expect(tokens.get("b")).toBeUndefined();
+    expect(tokens.get("f")?.sub).toBe("f");
+  });
+});
