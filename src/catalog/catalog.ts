@@ -4,6 +4,7 @@ import type { LoadedCatalog as Loaded, Memory } from "../memory/memory";
 import { catalogKeys } from "../stock/keys";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
+import { EXACT_CATALOG_MAX, loadExact } from "./exact-catalog";
 
 type CatalogMemory = Memory["catalog"];
 const FALSE_POSITIVE_RATE = 0.001;
@@ -41,9 +42,6 @@ function looksLikeProductToken(token: string): boolean {
   return /^[A-Za-z0-9_-]{43}$/.test(token);
 }
 
-/** Up to this many product tokens, a process keeps every one with its sale (about 150 bytes each). */
-export const EXACT_CATALOG_MAX = 20_000;
-
 async function load(redis: Redis, now: number): Promise<Loaded> {
   const [bloom, version, count] = await withRedis(() =>
     redis
@@ -56,19 +54,6 @@ async function load(redis: Redis, now: number): Promise<Loaded> {
   if (version === null) throw new CatalogMissingError();
   const exact = Number(count) <= EXACT_CATALOG_MAX ? await loadExact(redis) : null;
   return { filter: bloom ? parseTokenFilter(bloom) : null, version, checkedAt: now, exact };
-}
-
-/**
- * Every product token with its sale, read with the filter: a lookup in it replaces both the Bloom
- * filter's hashing and the HGET of a token that passes it. Tokens registered after the read are
- * unknown until the version check reloads the catalog, as they are to a filter read at the same time.
- */
-async function loadExact(redis: Redis): Promise<Map<string, string> | null> {
-  const flat = await withRedis(() => redis.hgetall(catalogKeys.tokens)).catch(() => null);
-  if (!Array.isArray(flat)) return null;
-  const exact = new Map<string, string>();
-  for (let i = 0; i + 1 < flat.length; i += 2) exact.set(String(flat[i]), String(flat[i + 1]));
-  return exact;
 }
 
 /** Makes a finished load the isolate's catalog (the tokens it resolved belong to the old one). */
