@@ -35,6 +35,8 @@ export type FloorRow = {
   wrk: WrkResult;
   /** CPU µs per request: the server's process, and for the admitted buy the stores' */
   cpuPerRequest: { server: number; redis?: number; postgres?: number; qstash?: number; total: number };
+  /** QStash messages published per request (the admitted buy: the order pipeline's batches) */
+  messagesPerRequest?: number;
   vsNoop: { reqPerSec: number; cpu: number } | null;
 };
 
@@ -53,6 +55,15 @@ function readCpu(ctx: FloorContext, pid: number): Cpu {
   };
 }
 
+/** Messages the QStash stand-in took so far (its local state route). */
+async function published(ctx: FloorContext): Promise<number> {
+  const res = await fetch(`${ctx.env.qstashUrl}/__local/state`, {
+    headers: { authorization: `Bearer ${ctx.env.qstashToken}` },
+  }).catch(() => null);
+  const state = (await res?.json().catch(() => null)) as { counters?: { published?: number } } | null;
+  return state?.counters?.published ?? 0;
+}
+
 type PathPlan = { path: string; label: string; expect: number; method: "GET" | "POST"; stores?: boolean };
 
 async function measurePath(ctx: FloorContext, target: FloorTarget, plan: PathPlan): Promise<FloorRow> {
@@ -63,6 +74,7 @@ async function measurePath(ctx: FloorContext, target: FloorTarget, plan: PathPla
     headers: { authorization: `Bearer ${tag}-probe`, "cf-connecting-ip": "10.254.0.1" },
   }).catch(() => null);
   await first?.arrayBuffer();
+  const m0 = plan.stores ? await published(ctx) : 0;
   const a = readCpu(ctx, target.pid);
   const wrk = await runWrk(
     {
@@ -77,6 +89,7 @@ async function measurePath(ctx: FloorContext, target: FloorTarget, plan: PathPla
     ctx.dir,
   );
   const b = readCpu(ctx, target.pid);
+  const m1 = plan.stores ? await published(ctx) : 0;
   const per = (d: number) => Math.round((d / Math.max(1, wrk.requests)) * 10) / 10;
   const server = per(b.server - a.server);
   const stores = plan.stores
@@ -92,6 +105,9 @@ async function measurePath(ctx: FloorContext, target: FloorTarget, plan: PathPla
     expect: plan.expect,
     wrk,
     cpuPerRequest: { server, ...stores, total: Math.round(total * 10) / 10 },
+    ...(plan.stores
+      ? { messagesPerRequest: Math.round(((m1 - m0) / Math.max(1, wrk.requests)) * 1000) / 1000 }
+      : {}),
     vsNoop: null,
   };
 }

@@ -15,7 +15,7 @@ export function printFloor(runtimes: FloorRuntime[], log: (line: string) => void
       const stores =
         r.cpuPerRequest.redis === undefined
           ? "–"
-          : `redis ${r.cpuPerRequest.redis} · pg ${r.cpuPerRequest.postgres} · qstash+bench ${r.cpuPerRequest.qstash}`;
+          : `redis ${r.cpuPerRequest.redis} · pg ${r.cpuPerRequest.postgres} · qstash+bench ${r.cpuPerRequest.qstash}${r.messagesPerRequest === undefined ? "" : ` · ${r.messagesPerRequest} msg`}`;
       const shareWrong = r.expect < 300 ? r.wrk.non2xx : r.wrk.requests - r.wrk.non2xx;
       const reqRatio = noop ? (r.wrk.reqPerSec / noop.wrk.reqPerSec).toFixed(2) : "–";
       const cpuRatio = noop ? (r.cpuPerRequest.server / noop.cpuPerRequest.server).toFixed(2) : "–";
