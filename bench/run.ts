@@ -3,7 +3,8 @@
  * in workerd, per-outcome probes, and the baselines in the same run (a no-op route in the same bundle,
  * the naive Postgres hot row behind a Node server, the reservation script straight on redis-server,
  * the hot-row transaction straight on Postgres). Prints a table, writes bench/output/latest.json and
- * latest.svg, and exits non-zero when the invariant does not hold. See bench/README.md.
+ * latest.svg, and exits non-zero when the invariant does not hold. Then the per-path rows with wrk for
+ * every runtime (bench/phases/floor-runtimes.ts, `--skip floor` leaves them out). See bench/README.md.
  *
  * @example
  * npm run bench                                  # 100,000 users, 50 connections
@@ -21,6 +22,7 @@ import { RedisStats } from "./measure/redis-stats";
 import { loadAverage, runMeta } from "./measure/run-meta";
 import { hotRowPhase, naivePhase, noopPhase, redisDirectPhase } from "./phases/baseline-phases";
 import { coldBurstPhase } from "./phases/cold-burst";
+import { floorRuntimes } from "./phases/floor-runtimes";
 import { pipelineAlonePhase, probePhase } from "./phases/probe-phase";
 import { projectFigures, projectPhase, warmUp } from "./phases/project-phase";
 import { type RealtimeResult, realtimePhase } from "./phases/realtime-phase";
@@ -49,6 +51,8 @@ const { values: args } = parseArgs({
     "watch-rate": { type: "string", default: "50" },
     runtimes: { type: "string", default: "workers,deno,bun" },
     "naive-http": { type: "string", default: "native" },
+    "floor-seconds": { type: "string", default: "8" },
+    "floor-tokens": { type: "string", default: "300000" },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -116,6 +120,23 @@ async function main(): Promise<number> {
       result,
       args.out,
     );
+    if (!skip.has("floor")) {
+      const floor = await floorRuntimes(
+        env,
+        runtimes,
+        {
+          seconds: Number(args["floor-seconds"]),
+          connections: options.concurrency,
+          tokens: Number(args["floor-tokens"]),
+          out: args.out,
+        },
+        log,
+      );
+      await writeFile(
+        join(args.out, "latest-floor.json"),
+        `${JSON.stringify({ loadAverage: loadAverage(), ...floor }, null, 2)}\n`,
+      );
+    }
     if (!skip.has("flood")) {
       log(
         "\nshopper floods: one token and one address on each shopper route, on Bun (bench/shopper-flood.ts)",

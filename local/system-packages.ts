@@ -1,6 +1,6 @@
 /**
  * The Debian packages the local stack and the tests need (redis-server; Chromium and a font for the
- * browser tests), installed when missing, the way `playwright install --with-deps` does: with apt-get as
+ * browser tests; wrk for the bench), installed when missing, the way `playwright install --with-deps` does: with apt-get as
  * root or through passwordless sudo, saying what it installs. Where it cannot install, it stops at once
  * with the one command to run.
  *
@@ -11,12 +11,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 /** A package this project may need, and how to tell it is there. */
-export type SystemPackage = "redis-server" | "chromium" | "fonts-liberation";
+export type SystemPackage = "redis-server" | "chromium" | "fonts-liberation" | "wrk";
 
 const present: Record<SystemPackage, () => boolean> = {
   "redis-server": () => existsSync(process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server"),
   chromium: () => existsSync("/usr/bin/chromium"),
   "fonts-liberation": () => existsSync("/usr/share/fonts/truetype/liberation"),
+  wrk: () => existsSync("/usr/bin/wrk"),
 };
 
 /** Thrown when packages are missing and this process cannot install them. */

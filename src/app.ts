@@ -12,6 +12,7 @@ import { adminReportRoutes } from "./routes/admin-reports";
 import { adminStockRoutes } from "./routes/admin-stock";
 import { adminWebhookRoutes } from "./routes/admin-webhooks";
 import { buyRoutes } from "./routes/buy";
+import { buyRefusals } from "./routes/buy-refusals";
 import { devRoutes } from "./routes/dev";
 import { orderEventRoutes, saleEventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
@@ -51,6 +52,8 @@ export function createApp(platform: Platform) {
   app.use("/api/*", headerLimit({ maxBytes: MAX_HEADER_BYTES }));
   // needs no services: answered before they are built
   app.get("/api/openapi.json", (c) => c.json(openApiDocument(app)));
+  // a buy's 404 and 410 from memory, before the deps and validators of the route are built
+  app.use("/api/buy/:productToken", buyRefusals(platform));
   app.use("/api/*", async function requestDeps(c, next) {
     const defer = platform.defer(c);
     c.set(

@@ -88,7 +88,7 @@ export async function naiveRow(ctx: NaiveRowContext, runtime: ServerRuntimeName,
 }
 
 /** Bundles bench/baselines/naive-server.ts (as the engine is bundled) and runs it with the runtime's binary. */
-async function startNaiveOn(runtime: ServerRuntimeName, env: Record<string, string>) {
+export async function startNaiveOn(runtime: ServerRuntimeName, env: Record<string, string>) {
   const bundle = join(benchServersDir, runtime, "naive-server.js");
   await bundleForServer(join(import.meta.dirname, "..", "baselines", "naive-server.ts"), bundle);
   const port = await portOrFree(0);

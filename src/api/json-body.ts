@@ -17,8 +17,11 @@ export function jsonBody(options: {
   tooLargeCode?: Extract<ErrorCode, "INVALID_REQUEST" | "PAYLOAD_TOO_LARGE">;
 }): MiddlewareHandler {
   return async function jsonBodyMiddleware(c, next) {
-    const text = await readBoundedBody(c.req.raw, options.maxBytes, options.tooLargeCode);
-    cacheBodyText(c.req, text.trim() === "" ? "{}" : text);
+    // read already (and bounded) by a middleware in front, e.g. routes/buy-refusals.ts
+    if (!(c.req.bodyCache as { text?: unknown }).text) {
+      const text = await readBoundedBody(c.req.raw, options.maxBytes, options.tooLargeCode);
+      cacheBodyText(c.req, text.trim() === "" ? "{}" : text);
+    }
     await next();
   };
 }

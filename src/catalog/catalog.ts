@@ -4,6 +4,7 @@ import type { LoadedCatalog as Loaded, Memory } from "../memory/memory";
 import { catalogKeys } from "../stock/keys";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
+import { EXACT_CATALOG_MAX, loadExact } from "./exact-catalog";
 
 type CatalogMemory = Memory["catalog"];
 const FALSE_POSITIVE_RATE = 0.001;
@@ -42,17 +43,22 @@ function looksLikeProductToken(token: string): boolean {
 }
 
 async function load(redis: Redis, now: number): Promise<Loaded> {
-  const [bloom, version, restoring] = await withRedis(() =>
+  const [bloom, version, restoring, count] = await withRedis(() =>
     redis
       .pipeline()
       .get<string>(catalogKeys.bloom)
       .get<string>(catalogKeys.version)
       .get<string>(catalogKeys.restoring)
-      .exec<[string | null, string | null, string | null]>(),
+      .hlen(catalogKeys.tokens)
+      .exec<[string | null, string | null, string | null, number]>(),
   );
   if (version === null) throw new CatalogMissingError();
   const filter = bloom ? parseTokenFilter(bloom) : null;
-  return { filter, version, checkedAt: now, partial: restoring !== null };
+  const partial = restoring !== null;
+  // a catalog read mid-restore is not exact; a token map shorter than the count read with it lost data
+  const tokens = Number(count);
+  const exact = !partial && tokens <= EXACT_CATALOG_MAX ? await loadExact(redis) : null;
+  return { filter, version, checkedAt: now, partial, exact: exact && exact.size >= tokens ? exact : null };
 }
 
 /** Makes a finished load the isolate's catalog (the tokens it resolved belong to the old one). */
@@ -136,11 +142,44 @@ export async function resolveProductToken(
   const memory = d.memory.catalog;
   const catalog = await ensureLoaded(d.redis, memory, opts.now);
   d.defer(refreshIfStale(d.redis, memory, opts.now, opts.refreshMs));
+  const inMemory = knownSaleOf(memory, catalog, token, opts.now);
+  if (inMemory !== undefined) return inMemory;
+  return lookUp(d.redis, memory, token, opts.now);
+}
+
+/**
+ * A token's sale as the process knows it, without Redis: its sale id (resolved before), null (not of the
+ * shape, not in the Bloom filter, or looked up and unknown within the last 5 s: a 404), or undefined
+ * (it passes the filter, or the catalog was loaded mid-restore: one lookup decides).
+ */
+function knownSaleOf(
+  memory: CatalogMemory,
+  catalog: Loaded,
+  token: string,
+  now: number,
+): string | null | undefined {
+  if (catalog.exact) return catalog.exact.get(token) ?? null;
   const known = memory.resolved.get(token);
   if (known?.saleId) return known.saleId;
   if (!catalog.filter?.has(token) && !catalog.partial) return null;
-  if (known && known.until > opts.now) return known.saleId;
-  return lookUp(d.redis, memory, token, opts.now);
+  if (known && known.until > now) return known.saleId;
+  return undefined;
+}
+
+/**
+ * {@link resolveProductToken} from memory alone, for answers that must cost no I/O: undefined whenever
+ * the process has no catalog, its catalog is due for its freshness check (`refreshMs`), or the token
+ * needs its HGET; the caller then takes the full path, which does those.
+ */
+export function resolveFromMemory(
+  memory: Pick<Memory, "catalog">,
+  token: string,
+  opts: { now: number; refreshMs: number },
+): string | null | undefined {
+  const catalog = memory.catalog.loaded;
+  if (!catalog || opts.now - catalog.checkedAt >= opts.refreshMs) return undefined;
+  if (!looksLikeProductToken(token)) return null;
+  return knownSaleOf(memory.catalog, catalog, token, opts.now);
 }
 
 /** Forgets the process's catalog (after an operator change made here). */

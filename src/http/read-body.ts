@@ -49,10 +49,13 @@ export async function readBoundedBody(
   return decodeUtf8(bytes, maxBytes, tooLarge);
 }
 
+/** Stateless between calls (each `decode` without `stream` is whole), so one serves every request. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 function decodeUtf8(bytes: Uint8Array, maxBytes: number, tooLarge: () => ApiError): string {
   if (bytes.byteLength > maxBytes) throw tooLarge();
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     throw new ApiError("INVALID_REQUEST", "The body is not valid UTF-8.");
   }

@@ -9,14 +9,19 @@ import { createRateCounters, type RateCounters } from "./rate-counters";
 import { createSharedSnapshot, type SharedSnapshot } from "./shared-snapshot";
 import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
 import { createStreamBudgets, type StreamBudgets } from "./stream-budgets";
+import { createVerifiedTokens, type VerifiedTokens } from "./verified-tokens";
 
-/** The catalog as this process loaded it: the Bloom filter of product tokens and its version. */
-/** `partial`: loaded while lost sales were being restored, so a token missing from its filter may be a sale's. */
+/**
+ * The catalog as this process loaded it: the Bloom filter of product tokens and its version, and, for a
+ * catalog small enough, every token with its sale (`exact`: looked up instead of the filter).
+ * `partial`: loaded while lost sales were being restored, so a token missing from it may be a sale's.
+ */
 export type LoadedCatalog = {
   filter: BloomFilter | null;
   version: string;
   checkedAt: number;
   partial: boolean;
+  exact?: Map<string, string> | null;
 };
 
 /**
@@ -65,6 +70,8 @@ export type Memory = {
   streams: StreamBudgets;
   /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
   keySets: Map<string, KeySetEntry>;
+  /** shopper tokens verified here, by their text: a retry skips the HMAC (src/middleware/shopper-token.ts) */
+  verifiedTokens: VerifiedTokens;
 };
 
 /** How often the shopper feeds read the stores (from the settings). */
@@ -112,5 +119,6 @@ export function createMemory(t: FeedTimings): Memory {
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
     keySets: new Map(),
+    verifiedTokens: createVerifiedTokens(),
   };
 }

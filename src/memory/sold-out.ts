@@ -23,6 +23,13 @@ export function createSoldOutMemory() {
     mark(saleId: string, now: number, ttlMs: number): void {
       if (ttlMs > 0) soldOutUntil.set(saleId, now + ttlMs);
     },
+    /**
+     * Whether the sale is known sold out at `now`, for an attempt without a key, changing nothing: an
+     * expired memory is left for {@link has} to lease its recheck (src/buy/refusal-from-memory.ts).
+     */
+    knows(saleId: string, now: number): boolean {
+      return (soldOutUntil.get(saleId) ?? 0) > now;
+    },
     /** Whether to answer 410 at once; `key` is the attempt's (user id, Idempotency-Key), if it has one. */
     has(saleId: string, now: number, key?: { userId: string; idempotencyKey: string }): boolean {
       const until = soldOutUntil.get(saleId);

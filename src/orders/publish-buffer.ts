@@ -3,11 +3,17 @@ import type { PublishDeps } from "../services";
 import type { QueuedOrder } from "../stock/queued-order";
 import { enqueueOrders } from "./enqueue-order";
 
-const WINDOW_MS = 5;
+/**
+ * How long a batch gathers orders. 20 ms (was 5): at a rush's few thousand buys a second a batch fills to
+ * its 50 orders instead of about a dozen, so the QStash messages, their deliveries, the job route's
+ * signature checks, the Postgres statements and the Redis acknowledgements per order drop about four
+ * times. The shopper's answer never waits for it (the publish is background work).
+ */
+const WINDOW_MS = 20;
 const MAX_ORDERS = 50;
 
 /**
- * Publishes an order's jobs together with the other orders this isolate reserves within the next few
+ * Publishes an order's jobs together with the other orders this isolate reserves within the next 20
  * milliseconds: one write job and one payment-timeout job for the whole batch (during a rush an
  * isolate reserves many at once), so QStash messages, deliveries and Postgres statements are counted
  * per batch, not per order.

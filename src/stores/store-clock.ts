@@ -49,3 +49,17 @@ export async function storeNow(
   }
   return Math.round(now + clock.offset.ms);
 }
+
+/**
+ * {@link storeNow} from the offset the process holds, or null when it has none or the offset is due for
+ * its refresh (the caller then takes the path that calls {@link storeNow}).
+ */
+export function storeNowFromMemory(
+  memory: Pick<Memory, "storeClock">,
+  localNow: number,
+  refreshMs = DEFAULT_REFRESH_MS,
+): number | null {
+  const offset = memory.storeClock.offset;
+  if (!offset || localNow - offset.measuredAt > refreshMs) return null;
+  return Math.round(localNow + offset.ms);
+}

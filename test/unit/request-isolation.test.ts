@@ -55,13 +55,15 @@ describe("no request waits on another request's I/O", () => {
             lookup = true;
             return p;
           },
+          hlen: () => p,
           exec: () => {
             if (lookup) return Promise.resolve(["sale-1", null]);
-            return ++loads === 1 ? never() : Promise.resolve([buildTokenFilter([token]), "7", null]);
+            return ++loads === 1 ? never() : Promise.resolve([buildTokenFilter([token]), "7", null, 1]);
           },
         };
         return p;
       },
+      hgetall: () => Promise.resolve([token, "sale-1"]),
       get: () => Promise.resolve("7"),
     } as unknown as Redis;
     const d = { redis, memory, defer: noDefer };
