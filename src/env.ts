@@ -39,6 +39,11 @@ export type Env = {
   REALTIME_REFRESH_MS?: string;
   REALTIME_PING_MS?: string;
   BUY_RESOLVE_WINDOW_MS?: string;
+  PAYMENT_PROVIDER?: string;
+  CURRENCY?: string;
+  STRIPE_SECRET_KEY?: string;
+  STRIPE_WEBHOOK_SECRET?: string;
+  STRIPE_API_BASE?: string;
 };
 
 const secret = z.string().min(8);
@@ -105,10 +110,30 @@ const configSchema = z
     REALTIME_PING_MS: positiveInt(STREAM_DEFAULTS.workers.pingMs),
     /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
     BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
+    /**
+     * Who decides "paid" (src/payments/): `stripe` (Checkout and its signed webhook), `manual` (the shop's
+     * back end, POST /api/admin/orders/:orderId/payment), or `local` (the shopper's own /pay: local
+     * development only). Unset: `manual`.
+     */
+    PAYMENT_PROVIDER: z.enum(["stripe", "manual", "local"]).default("manual"),
+    /** The currency of every sale's prices (ISO 4217, lower case), what a payment must be made in. */
+    CURRENCY: z
+      .string()
+      .regex(/^[a-zA-Z]{3}$/)
+      .default("usd")
+      .transform((v) => v.toLowerCase()),
+    STRIPE_SECRET_KEY: optionalText,
+    STRIPE_WEBHOOK_SECRET: optionalText,
+    /** Where the Stripe API is (default Stripe's own); locally the stand-in, local/stripe-server.ts. */
+    STRIPE_API_BASE: z.url().optional(),
   })
   .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
     message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
     path: ["REDIS_URL"],
+  })
+  .refine((c) => c.PAYMENT_PROVIDER !== "stripe" || (c.STRIPE_SECRET_KEY && c.STRIPE_WEBHOOK_SECRET), {
+    message: "PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET",
+    path: ["STRIPE_SECRET_KEY"],
   });
 
 /** Typed, validated settings derived from {@link Env}. */
