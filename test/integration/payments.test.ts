@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { publicSession } from "../../local/stripe-server";
 import { signPayload, stripeEvent } from "../../local/stripe-webhooks";
+import { exampleSecrets, wranglerVars } from "../../local/worker-runtime";
+import { serverTestVars } from "../support/app";
 import { appForFile } from "../support/app-per-file";
 import {
   alteredEvent,
@@ -10,12 +12,10 @@ import {
   stripeOf,
   waitForOrder,
 } from "../support/payments";
-import { shopperToken } from "../support/shopper";
+import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
 
-const app = appForFile({
-  stripe: true,
-  vars: { SHOPPER_LIMIT_USER_PER_WINDOW: "1000", RATE_LIMIT_USER_PER_WINDOW: "1000" },
-});
+const VARS = { SHOPPER_LIMIT_USER_PER_WINDOW: "1000", RATE_LIMIT_USER_PER_WINDOW: "1000" };
+const app = appForFile({ stripe: true, vars: VARS });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PRICE = 2500;
@@ -149,6 +149,168 @@ describe("payments through Stripe (the local stand-in)", () => {
       expect(res.body.outcome).toBe("mismatch");
     }
     expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+  });
+});
+
+describe("late payments, the deadline, the checkout page", () => {
+  it("refunds a payment that lands after the order expired, exactly once, and keeps the order expired", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 2 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "l1");
+    expect((await checkout(app, orderId, await shopperToken("l1"))).status).toBe(200);
+    const event = stripe.pay(sessionOf(stripe, orderId).id, { deliver: false });
+    await waitForOrder(app, orderId, "l1", (o) => o.status === "expired");
+    const statuses = await Promise.all([stripe.webhooks.sendOnce(event), stripe.webhooks.sendOnce(event)]);
+    expect(statuses).toEqual([200, 200]);
+    expect(await stripe.webhooks.sendOnce(stripeEvent(event.type, event.data.object))).toBe(200);
+    expect(await stripe.webhooks.sendOnce(event)).toBe(200);
+    const intent = event.data.object.payment_intent;
+    expect(stripe.refunds().filter((r) => r.payment_intent === intent)).toHaveLength(1);
+    expect(await orderRow(orderId)).toMatchObject({
+      status: "expired",
+      paid_at: null,
+      payment_status: "refunded",
+    });
+    const order = await app.api.order(orderId, "l1");
+    expect(order.body).toMatchObject({
+      status: "expired",
+      payment: { provider: "stripe", status: "refunded" },
+    });
+    const stats = await app.api.stats(sale.saleId);
+    expect(stats.body).toMatchObject({ remaining: 5, paid: 0, expired: 1, invariantHolds: true });
+  });
+
+  it("decides exactly one of paid / expired (+ one refund) when the payment races the deadline", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({
+      priceCents: PRICE,
+      stock: 10,
+      perUserLimit: 1,
+      paymentWindowSeconds: 3,
+    });
+    const offsets = [-400, -100, 0, 100, 400];
+    const orders = await Promise.all(
+      offsets.map(async (offset, i) => {
+        const { orderId, expiresAt } = await awaitingOrder(app, sale.productToken, `r${i}`);
+        expect((await checkout(app, orderId, await shopperToken(`r${i}`))).status).toBe(200);
+        return {
+          orderId,
+          expiresAt,
+          offset,
+          userId: `r${i}`,
+          event: stripe.pay(sessionOf(stripe, orderId).id, { deliver: false }),
+        };
+      }),
+    );
+    await Promise.all(
+      orders.map(async (o) => {
+        await sleep(Math.max(0, o.expiresAt + o.offset - Date.now()));
+        await stripe.webhooks.send(o.event);
+      }),
+    );
+    let paid = 0;
+    for (const o of orders) {
+      const order = await waitForOrder(app, o.orderId, o.userId, (x) => x.status !== "awaiting_payment");
+      const refunds = stripe.refunds().filter((r) => r.payment_intent === o.event.data.object.payment_intent);
+      if (order.status === "paid") {
+        paid++;
+        expect(refunds).toHaveLength(0);
+        expect(order.payment).toMatchObject({ status: "paid" });
+      } else {
+        expect(order.status).toBe("expired");
+        expect(refunds).toHaveLength(1);
+        expect((await orderRow(o.orderId)).payment_status).toBe("refunded");
+      }
+    }
+    await app.drain();
+    const stats = await app.api.stats(sale.saleId);
+    expect(stats.body).toMatchObject({
+      paid,
+      expired: offsets.length - paid,
+      remaining: 10 - paid,
+      invariantHolds: true,
+    });
+  });
+
+  it("walks the checkout page: Cancel goes back with the order still awaiting payment, Pay makes it paid", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "p1");
+    const { body } = await checkout(app, orderId, await shopperToken("p1"));
+    const page = await fetch(String(body.url));
+    expect(await page.text()).toContain('id="pay"');
+    const cancelled = await fetch(`${body.url}/cancel`, { method: "POST", redirect: "manual" });
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.headers.get("location")).toContain(`order=${orderId}`);
+    expect((await app.api.order(orderId, "p1")).body.status).toBe("awaiting_payment");
+    const paid = await fetch(`${body.url}/pay`, { method: "POST", redirect: "manual" });
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get("location")).toContain("checkout=paid");
+    await waitForOrder(app, orderId, "p1", (o) => o.status === "paid", 10_000);
+  });
+
+  it("closes the Stripe session when the shopper cancels the order", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "x1");
+    const token = await shopperToken("x1");
+    expect((await checkout(app, orderId, token)).status).toBe(200);
+    expect((await app.api.order(orderId, "x1", "cancel")).status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (sessionOf(stripe, orderId).status !== "expired" && Date.now() < deadline) await sleep(100);
+    expect(sessionOf(stripe, orderId).status).toBe("expired");
+    const again = await checkout(app, orderId, token);
+    expect((again.body.error as { code: string }).code).toBe("ORDER_CANCELLED");
+  });
+});
+
+describe("the manual provider (the shop's back end confirms)", () => {
+  it("pays only through the operator route; the shopper's pay is refused", async () => {
+    await app.worker.setVars({
+      ...wranglerVars(),
+      ...exampleSecrets(),
+      ...app.stack.vars,
+      ...(app.runtime === "workers" ? {} : serverTestVars(app.stack)),
+      ...VARS,
+      PAYMENT_PROVIDER: "manual",
+    });
+    try {
+      const sale = await app.api.createSale({ priceCents: PRICE, stock: 5 });
+      const { orderId } = await awaitingOrder(app, sale.productToken, "n1", 2);
+      const pay = await app.api.order(orderId, "n1", "pay");
+      expect((pay.body.error as { code: string }).code).toBe("CHECKOUT_REQUIRED");
+      const open = await checkout(app, orderId, await shopperToken("n1"));
+      expect(open.body).toMatchObject({ provider: "manual", orderId });
+      const path = `/orders/${orderId}/payment`;
+      for (const token of [undefined, await shopperToken("n1"), "wrong-token"]) {
+        const res = await app.api.call("POST", `/api/admin${path}`, token ? { token } : {});
+        expect(res.status).toBe(401);
+      }
+      expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+      const confirmed = await app.api.call("POST", `/api/admin${path}`, {
+        token: ADMIN_TOKEN,
+        body: { paymentRef: "shop-42" },
+      });
+      expect(confirmed.status, confirmed.text).toBe(200);
+      expect(confirmed.body).toMatchObject({
+        status: "paid",
+        payment: { provider: "manual", status: "paid", amountCents: PRICE * 2, currency: "usd" },
+      });
+      expect((await app.api.call("POST", `/api/admin${path}`, { token: ADMIN_TOKEN })).status).toBe(200);
+      expect((await orderRow(orderId)).payment_ref).toBe("shop-42");
+      const unknown = await app.api.call("POST", `/api/admin/orders/${sale.saleId}-nope/payment`, {
+        token: ADMIN_TOKEN,
+      });
+      expect(unknown.status).toBe(404);
+    } finally {
+      await app.worker.setVars({
+        ...wranglerVars(),
+        ...exampleSecrets(),
+        ...app.stack.vars,
+        ...(app.runtime === "workers" ? {} : serverTestVars(app.stack)),
+        ...VARS,
+      });
+    }
   });
 });
 
