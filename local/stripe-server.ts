@@ -91,7 +91,7 @@ export async function startStripeServer(options: {
 
   const pay = (sessionId: string, opts: { deliver?: boolean } = {}): StripeEvent => {
     const session = sessions.get(sessionId);
-    if (!session || session.status !== "open") throw new Error(`session ${sessionId} is not open`);
+    if (session?.status !== "open") throw new Error(`session ${sessionId} is not open`);
     session.status = "complete";
     session.payment_status = "paid";
     session.payment_intent = id("pi");

@@ -243,10 +243,12 @@ describe("late payments, the deadline, the checkout page", () => {
     expect(cancelled.status).toBe(303);
     expect(cancelled.headers.get("location")).toContain(`order=${orderId}`);
     expect((await app.api.order(orderId, "p1")).body.status).toBe("awaiting_payment");
+    expect(sessionOf(stripe, orderId).status).toBe("open");
     const paid = await fetch(`${body.url}/pay`, { method: "POST", redirect: "manual" });
     expect(paid.status).toBe(303);
     expect(paid.headers.get("location")).toContain("checkout=paid");
     await waitForOrder(app, orderId, "p1", (o) => o.status === "paid", 10_000);
+    expect(sessionOf(stripe, orderId)).toMatchObject({ status: "complete", payment_status: "paid" });
   });
 
   it("closes the Stripe session when the shopper cancels the order", async () => {
