@@ -81,7 +81,9 @@ export async function openCheckout(
     },
   );
   if (kept) return view(kept.url);
-  deps.defer(closeCheckouts(deps, [orderId]));
+  // the order left awaiting_payment while the session was opened: nobody may pay it
+  const provider = deps.payments;
+  deps.defer(provider.expireCheckout(created.id).catch(() => undefined));
   const after = (await findOrder(deps.db, orderId)) ?? row;
   return after.status === "awaiting_payment" ? { kind: "expired" } : { kind: after.status };
 }
