@@ -62,6 +62,15 @@ describe("payments through Stripe (the local stand-in)", () => {
     const pay = await app.api.order(orderId, "c1", "pay");
     expect(pay.status).toBe(409);
     expect((pay.body.error as { code: string }).code).toBe("CHECKOUT_REQUIRED");
+    const withRef = await app.api.call("POST", `/api/orders/${orderId}/pay`, {
+      token,
+      body: { paymentRef: "pi_x" },
+    });
+    expect((withRef.body.error as { code: string }).code).toBe("CHECKOUT_REQUIRED");
+    const confirm = await app.api.call("POST", `/api/admin/orders/${orderId}/payment`, {
+      token: ADMIN_TOKEN,
+    });
+    expect((confirm.body.error as { code: string }).code).toBe("CONFLICT");
     expect((await orderRow(orderId)).status).toBe("awaiting_payment");
 
     expect((await checkout(app, orderId, await shopperToken("someone-else"))).status).toBe(404);
