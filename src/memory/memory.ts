@@ -1,5 +1,6 @@
 import type { BloomFilter } from "bloom-filters";
 import type { SaleRecord } from "../catalog/sale-record";
+import type { KeySetEntry } from "../identity/key-set";
 import type { OrderView } from "../orders/order-view";
 import type { QueuedOrder } from "../stock/queued-order";
 import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
@@ -10,7 +11,13 @@ import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
 import { createStreamBudgets, type StreamBudgets } from "./stream-budgets";
 
 /** The catalog as this process loaded it: the Bloom filter of product tokens and its version. */
-export type LoadedCatalog = { filter: BloomFilter | null; version: string; checkedAt: number };
+/** `partial`: loaded while lost sales were being restored, so a token missing from its filter may be a sale's. */
+export type LoadedCatalog = {
+  filter: BloomFilter | null;
+  version: string;
+  checkedAt: number;
+  partial: boolean;
+};
 
 /**
  * What one isolate (Workers) or process (Deno, Bun) remembers between requests, in one object built
@@ -56,6 +63,8 @@ export type Memory = {
   };
   /** the open event streams, in their budgets (src/routes/event-streams.ts) */
   streams: StreamBudgets;
+  /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
+  keySets: Map<string, KeySetEntry>;
 };
 
 /** How often the shopper feeds read the stores (from the settings). */
@@ -102,5 +111,6 @@ export function createMemory(t: FeedTimings): Memory {
       stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
+    keySets: new Map(),
   };
 }

@@ -3,14 +3,14 @@ import { apiRouter, json, SHOPPER } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { orderIdParam } from "../api/order-schemas";
 import { checkoutSchema } from "../api/payment-schemas";
-import { configOf, deps } from "../context";
+import { deps } from "../context";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { openCheckout } from "../payments/checkout";
 import { saleOfOrder } from "./order-refusals";
 import { paymentRefusal } from "./payment-refusals";
 import { limited } from "./rate-limits";
 
-const signedIn = shopperAuth({ settings: (c) => configOf(c) });
+const signedIn = shopperAuth({ deps: (c) => deps(c) });
 
 const checkoutRoute = createRoute({
   method: "post",
