@@ -24,6 +24,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/openapi.test.ts",
   "test/integration/header-limits.test.ts",
   "test/integration/shopper-limits.test.ts",
+  "test/integration/payments.test.ts",
   "test/integration/shop-identity.test.ts",
   "test/integration/webhooks.test.ts",
 ];

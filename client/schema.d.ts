@@ -1697,7 +1697,7 @@ export interface paths {
         put?: never;
         /**
          * Pay an order
-         * @description Paying a paid order again answers 200 with no second charge. A still-queued order is written first and paid. The body (optional, at most 1 KiB) is read as JSON whatever its Content-Type.
+         * @description Only with `PAYMENT_PROVIDER=local` (local development): the shopper's own press marks the order paid. With a payment provider (`stripe`, `manual`, the default) 409 CHECKOUT_REQUIRED and nothing changes: ask for a checkout instead. Paying a paid order again answers 200 with no second charge. A still-queued order is written first and paid. The body (optional, at most 1 KiB) is read as JSON whatever its Content-Type.
          */
         post: {
             parameters: {
@@ -1826,6 +1826,8 @@ export interface paths {
                  *     `ORDER_CANCELLED`: The order was cancelled.
                  *
                  *     `ORDER_NOT_READY`: The order is not ready for this yet; retry after `Retry-After` seconds.
+                 *
+                 *     `CHECKOUT_REQUIRED`: A payment provider decides `paid` here: ask for a checkout (POST /api/orders/{orderId}/checkout) and pay there.
                  */
                 409: {
                     headers: {
@@ -1837,7 +1839,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "ORDER_EXPIRED" | "ORDER_CANCELLED" | "ORDER_NOT_READY";
+                                code: "ORDER_EXPIRED" | "ORDER_CANCELLED" | "ORDER_NOT_READY" | "CHECKOUT_REQUIRED";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
@@ -2148,6 +2150,455 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orders/{orderId}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where to pay an order
+         * @description Owner only. With `PAYMENT_PROVIDER=stripe` a Stripe Checkout Session for price × quantity, opened once: every retry, concurrent or later, answers the same one. With `manual` or `local` the URL is the shopper page of the order. A still-queued order is written first (409 ORDER_NOT_READY with Retry-After while it cannot be yet).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The order id the buy answered (an id that is not one is 404 UNKNOWN_ORDER). */
+                    orderId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The order's checkout. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Checkout"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_ORDER`: No such order for this shopper (another shopper's order is answered the same way). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_ORDER";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `ORDER_NOT_READY`: The order is not ready for this yet; retry after `Retry-After` seconds.
+                 *
+                 *     `ORDER_EXPIRED`: The order's payment window closed; its units went back to the sale.
+                 *
+                 *     `ORDER_CANCELLED`: The order was cancelled.
+                 *
+                 *     `ORDER_PAID`: The order is paid and can no longer be cancelled.
+                 */
+                409: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "ORDER_NOT_READY" | "ORDER_EXPIRED" | "ORDER_CANCELLED" | "ORDER_PAID";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe's events
+         * @description Stripe delivers its events here (PAYMENT_PROVIDER=stripe). The `Stripe-Signature` header is verified over the raw body with STRIPE_WEBHOOK_SECRET (400 otherwise, and nothing changes). `checkout.session.completed` with `payment_status: paid` makes its order (`client_reference_id`) paid when the amount (price × quantity) and the currency (CURRENCY) match; a payment that arrives after the order expired or was cancelled is refunded exactly once and shown on the order. Events are handled once by id: a duplicated, reordered or late delivery changes nothing more. A 503 asks Stripe to deliver again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The event was handled (now or before). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StripeWebhookAnswer"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
@@ -4747,6 +5198,284 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/orders/{orderId}/payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an order's payment (manual provider)
+         * @description With `PAYMENT_PROVIDER=manual` the shop's back end, holding the operator token, confirms it took the payment of an order: it becomes paid through the same conditional update that decides expired and cancelled, for price × quantity in CURRENCY. Confirming a paid order again answers 200. With another provider: 409 CONFLICT, nothing changes.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The order id the buy answered (an id that is not one is 404 UNKNOWN_ORDER). */
+                    orderId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["PaymentConfirmation"];
+                };
+            };
+            responses: {
+                /** @description The order, `"status": "paid"`. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Order"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_ORDER`: No such order for this shopper (another shopper's order is answered the same way). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_ORDER";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `ORDER_EXPIRED`: The order's payment window closed; its units went back to the sale.
+                 *
+                 *     `ORDER_CANCELLED`: The order was cancelled.
+                 *
+                 *     `CONFLICT`: The request conflicts with the current state (see the message).
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "ORDER_EXPIRED" | "ORDER_CANCELLED" | "CONFLICT";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/order-write": {
         parameters: {
             query?: never;
@@ -6040,6 +6769,23 @@ export interface components {
             expiresAt: string;
             /** Format: date-time */
             paidAt?: string;
+            payment?: components["schemas"]["OrderPayment"];
+        };
+        OrderPayment: {
+            /**
+             * @description Who took the payment.
+             * @enum {string}
+             */
+            provider: "stripe" | "manual" | "local";
+            /**
+             * @description `pending`: a checkout is open; `paid`; `refunded`: the money came after the order expired or was cancelled and was given back (the order keeps its status).
+             * @enum {string}
+             */
+            status: "pending" | "paid" | "refunded";
+            /** @example 2500 */
+            amountCents: number;
+            /** @example usd */
+            currency: string;
         };
         PayRequest: {
             /**
@@ -6047,6 +6793,32 @@ export interface components {
              * @example pi_3Pq2x
              */
             paymentRef?: string | null;
+        };
+        Checkout: {
+            /** @example s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o */
+            orderId: string;
+            /** @enum {string} */
+            provider: "stripe" | "manual" | "local";
+            /**
+             * Format: uri
+             * @description Where to send the shopper: Stripe's hosted checkout (`stripe`), else the shopper page of the order.
+             * @example https://checkout.stripe.com/c/pay/cs_test_a1b2c3
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description End of the order's payment window.
+             */
+            expiresAt: string;
+        };
+        StripeWebhookAnswer: {
+            /** @enum {boolean} */
+            received: true;
+            /**
+             * @description What the event came to: `paid`; `final` (paid before); `refunded` (paid after the order expired or was cancelled); `mismatch` (amount or currency differs from the order: not paid); `duplicate` (seen before); `ignored`; `unknown_order`.
+             * @enum {string}
+             */
+            outcome: "duplicate" | "ignored" | "unknown_order" | "mismatch" | "paid" | "refunded" | "final";
         };
         OperatorSaleList: {
             /** @description Every sale, ended ones included. */
@@ -6381,6 +7153,13 @@ export interface components {
              * @description When QStash reported the failure.
              */
             at: string;
+        };
+        PaymentConfirmation: {
+            /**
+             * @description The shop's reference of the payment it took.
+             * @example shop-pay-42
+             */
+            paymentRef?: string;
         };
         OrderWriteResult: {
             /** @description Orders the job carried (entries that were orders). */

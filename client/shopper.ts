@@ -100,20 +100,10 @@ export function shopperClient(options: EngineOptions, token: Credential) {
       toResult(await api.POST("/api/orders/{orderId}/cancel", { params: { path: { orderId } } })),
     /**
      * The payment provider's checkout for an `awaiting_payment` order (the same one on every retry): send
-     * the shopper to `url`. Called by path until the route is in the generated types.
+     * the shopper to `url`.
      */
-    async checkout(orderId: string): Promise<Result<Checkout>> {
-      const request = new Request(
-        `${options.baseUrl.replace(/\/+$/, "")}/api/orders/${encodeURIComponent(orderId)}/checkout`,
-        {
-          method: "POST",
-          headers: { Authorization: `Bearer ${typeof token === "string" ? token : await token()}` },
-        },
-      );
-      const response = await (options.fetch ?? fetch)(request);
-      const body = (await response.json().catch(() => ({}))) as unknown;
-      return toResult(response.ok ? { data: body as Checkout, response } : { error: body, response });
-    },
+    checkout: async (orderId: string): Promise<Result<Checkout>> =>
+      toResult(await api.POST("/api/orders/{orderId}/checkout", { params: { path: { orderId } } })),
   };
 }
 

@@ -42,10 +42,13 @@ export function printInstructions(
     `    TOKEN=$(curl -s -X POST ${workerUrl}/api/dev/login -H 'Content-Type: application/json' -d '{"userId":"alice"}' | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')`,
     `    curl -s -X POST ${workerUrl}/api/buy/${sale.productToken} -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"quantity":2}'`,
     `    curl -s ${workerUrl}/api/orders/<orderId> -H "Authorization: Bearer $TOKEN"`,
+    `    curl -s -X POST ${workerUrl}/api/orders/<orderId>/checkout -H "Authorization: Bearer $TOKEN"   # open its "url" to pay`,
     `    curl -s ${workerUrl}/api/admin/sales/${sale.saleId}/stats -H 'Authorization: Bearer ${adminToken}'`,
     "",
     "  Shopper tokens are HS256 JWTs signed with JWT_SECRET from .dev.vars (claim sub = user id);",
     "  POST /api/dev/login mints one for any user id on the local stack. Ctrl-C stops everything.",
+    "  Payments: PAYMENT_PROVIDER=stripe, pointed at the local Stripe stand-in (http://127.0.0.1:8082): the",
+    "  shopper page's Pay opens its checkout page, whose Pay sends the signed webhook that makes the order paid.",
     "",
   ];
   console.log(lines.join("\n"));

@@ -12,6 +12,8 @@ export type Secrets = {
   QSTASH_TOKEN: string;
   QSTASH_CURRENT_SIGNING_KEY: string;
   QSTASH_NEXT_SIGNING_KEY: string;
+  STRIPE_SECRET_KEY: string;
+  STRIPE_WEBHOOK_SECRET: string;
 };
 
 /** Tokens and keys from `.dev.vars` (what `wrangler dev` reads), else `.dev.vars.example`. */
@@ -23,6 +25,8 @@ export function devSecrets(): Secrets {
     QSTASH_TOKEN: vars.QSTASH_TOKEN ?? "local-qstash-token",
     QSTASH_CURRENT_SIGNING_KEY: vars.QSTASH_CURRENT_SIGNING_KEY ?? "sig_local_current_signing_key",
     QSTASH_NEXT_SIGNING_KEY: vars.QSTASH_NEXT_SIGNING_KEY ?? "sig_local_next_signing_key",
+    STRIPE_SECRET_KEY: vars.STRIPE_SECRET_KEY ?? "sk_test_local_stripe_stand_in",
+    STRIPE_WEBHOOK_SECRET: vars.STRIPE_WEBHOOK_SECRET ?? "whsec_local_stripe_stand_in",
   };
 }
 
@@ -34,5 +38,7 @@ export function testSecrets(): Secrets {
     QSTASH_TOKEN: `test-qstash-${id()}`,
     QSTASH_CURRENT_SIGNING_KEY: `sig_test_current_${id()}`,
     QSTASH_NEXT_SIGNING_KEY: `sig_test_next_${id()}`,
+    STRIPE_SECRET_KEY: `sk_test_${id()}`,
+    STRIPE_WEBHOOK_SECRET: `whsec_${id()}`,
   };
 }

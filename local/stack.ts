@@ -26,6 +26,7 @@ import type { Faults } from "./qstash-scheduler";
 import { type QStashServer, startQStashServer } from "./qstash-server";
 import { type RedisProcess, startRedis } from "./redis-process";
 import { devSecrets, type Secrets, testSecrets } from "./stack-secrets";
+import { type StripeServer, startStripeServer } from "./stripe-server";
 import { startUpstashRedisServer, type UpstashRedisServer } from "./upstash-redis-server";
 
 export type StackOptions = {
@@ -40,6 +41,12 @@ export type StackOptions = {
   qstash?: { retryBaseMs?: number; maxRetries?: number; faults?: Partial<Faults>; fetch?: typeof fetch };
   /** Stop the stack on SIGINT/SIGTERM; default true in dev mode. */
   handleSignals?: boolean;
+  /**
+   * The Stripe stand-in (local/stripe-server.ts), and the engine's PAYMENT_PROVIDER=stripe pointed at it:
+   * always in dev mode (port 8082, webhooks to the engine at 8787); in test mode only when asked (else
+   * PAYMENT_PROVIDER=local). Tests set the webhook URL once the engine is up (`stripe.webhooks.setUrl`).
+   */
+  stripe?: boolean | { webhookUrl?: string; retryBaseMs?: number };
 };
 
 /** The worker's environment for this stack, named as in `.dev.vars.example`. */
@@ -52,6 +59,10 @@ export type StackVars = {
   QSTASH_NEXT_SIGNING_KEY: string;
   DATABASE_URL: string;
   NEON_HTTP_ENDPOINT: string;
+  PAYMENT_PROVIDER: "stripe" | "local";
+  STRIPE_API_BASE?: string;
+  STRIPE_SECRET_KEY?: string;
+  STRIPE_WEBHOOK_SECRET?: string;
 };
 
 export type Stack = {
@@ -63,12 +74,15 @@ export type Stack = {
   upstash: UpstashRedisServer;
   neon: NeonHttpServer;
   qstash: QStashServer;
+  /** The Stripe stand-in, when the stack runs one (see {@link StackOptions.stripe}). */
+  stripe?: StripeServer;
   /** Stops everything this stack started (idempotent). */
   stop(): Promise<void>;
 };
 
 const root = resolve(import.meta.dirname, "..");
-const DEV_PORTS = { redis: 6390, postgres: 5440, upstash: 8079, qstash: 8080, neon: 8081 };
+const DEV_PORTS = { redis: 6390, postgres: 5440, upstash: 8079, qstash: 8080, neon: 8081, stripe: 8082 };
+const DEV_WEBHOOK_URL = "http://127.0.0.1:8787/api/payments/stripe/webhook";
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const dev = options.mode === "dev";
@@ -106,6 +120,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       () => qstash.close(),
     );
     log(`Upstash REST on ${upstash.url}, Neon HTTP on ${neon.url}, QStash on ${qstash.url}`);
+    const stripe = await startStripeStandIn(options, secrets);
+    if (stripe) {
+      stops.push(() => stripe.close());
+      log(`Stripe stand-in on ${stripe.url} (checkout pages at ${stripe.url}/c/pay/…)`);
+    }
 
     let stopping: Promise<void> | undefined;
     const stop = () => {
@@ -116,12 +135,23 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     return {
       mode: options.mode,
       dir,
-      vars: stackVars(secrets, { upstash, qstash, neon, postgres }),
+      vars: {
+        ...stackVars(secrets, { upstash, qstash, neon, postgres }),
+        ...(stripe
+          ? {
+              PAYMENT_PROVIDER: "stripe" as const,
+              STRIPE_API_BASE: stripe.url,
+              STRIPE_SECRET_KEY: secrets.STRIPE_SECRET_KEY,
+              STRIPE_WEBHOOK_SECRET: secrets.STRIPE_WEBHOOK_SECRET,
+            }
+          : {}),
+      },
       redis,
       postgres,
       upstash,
       neon,
       qstash,
+      ...(stripe ? { stripe } : {}),
       stop,
     };
   } catch (error) {
@@ -159,6 +189,25 @@ async function startStandIns(
   return { upstash, neon, qstash };
 }
 
+/** The Stripe stand-in of {@link StackOptions.stripe}, or none. */
+async function startStripeStandIn(
+  options: StackOptions,
+  secrets: Secrets,
+): Promise<StripeServer | undefined> {
+  const dev = options.mode === "dev";
+  if (!dev && !options.stripe) return undefined;
+  const asked = typeof options.stripe === "object" ? options.stripe : {};
+  const webhookUrl = asked.webhookUrl ?? (dev ? DEV_WEBHOOK_URL : undefined);
+  return startStripeServer({
+    port: dev ? DEV_PORTS.stripe : 0,
+    secretKey: secrets.STRIPE_SECRET_KEY,
+    webhookSecret: secrets.STRIPE_WEBHOOK_SECRET,
+    retryBaseMs: asked.retryBaseMs ?? (dev ? 1_000 : 100),
+    ...(webhookUrl ? { webhookUrl } : {}),
+    ...(options.quiet ? {} : { log: (line: string) => console.log(`[stripe] ${line}`) }),
+  });
+}
+
 function stackVars(
   secrets: Secrets,
   s: { upstash: UpstashRedisServer; qstash: QStashServer; neon: NeonHttpServer; postgres: PostgresProcess },
@@ -172,6 +221,7 @@ function stackVars(
     QSTASH_NEXT_SIGNING_KEY: secrets.QSTASH_NEXT_SIGNING_KEY,
     DATABASE_URL: s.postgres.databaseUrl,
     NEON_HTTP_ENDPOINT: s.neon.url,
+    PAYMENT_PROVIDER: "local",
   };
 }
 

@@ -43,6 +43,11 @@ export type Env = {
   REALTIME_PING_MS?: string;
   BUY_RESOLVE_WINDOW_MS?: string;
   WEBHOOK_DELIVERY_RETRIES?: string;
+  PAYMENT_PROVIDER?: string;
+  CURRENCY?: string;
+  STRIPE_SECRET_KEY?: string;
+  STRIPE_WEBHOOK_SECRET?: string;
+  STRIPE_API_BASE?: string;
 };
 
 const secret = z.string().min(8);
@@ -120,10 +125,30 @@ const configSchema = z
     BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
     /** QStash retries of a webhook delivery job (with its backoff) before it is dead-lettered (src/webhooks/) */
     WEBHOOK_DELIVERY_RETRIES: z.coerce.number().int().min(0).default(5),
+    /**
+     * Who decides "paid" (src/payments/): `stripe` (Checkout and its signed webhook), `manual` (the shop's
+     * back end, POST /api/admin/orders/:orderId/payment), or `local` (the shopper's own /pay: local
+     * development only). Unset: `manual`.
+     */
+    PAYMENT_PROVIDER: z.enum(["stripe", "manual", "local"]).default("manual"),
+    /** The currency of every sale's prices (ISO 4217, lower case), what a payment must be made in. */
+    CURRENCY: z
+      .string()
+      .regex(/^[a-zA-Z]{3}$/)
+      .default("usd")
+      .transform((v) => v.toLowerCase()),
+    STRIPE_SECRET_KEY: optionalText,
+    STRIPE_WEBHOOK_SECRET: optionalText,
+    /** Where the Stripe API is (default Stripe's own); locally the stand-in, local/stripe-server.ts. */
+    STRIPE_API_BASE: z.url().optional(),
   })
   .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
     message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
     path: ["REDIS_URL"],
+  })
+  .refine((c) => c.PAYMENT_PROVIDER !== "stripe" || (c.STRIPE_SECRET_KEY && c.STRIPE_WEBHOOK_SECRET), {
+    message: "PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET",
+    path: ["STRIPE_SECRET_KEY"],
   })
   .refine((c) => !c.JWT_JWKS_URL || (c.JWT_ISSUER && c.JWT_AUDIENCE), {
     message: "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE",

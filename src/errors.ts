@@ -22,6 +22,7 @@ export type ErrorCode =
   | "ORDER_CANCELLED"
   | "ORDER_PAID"
   | "ORDER_NOT_READY"
+  | "CHECKOUT_REQUIRED"
   | "CONFLICT"
   | "PAYLOAD_TOO_LARGE"
   | "HEADERS_TOO_LARGE"
@@ -53,6 +54,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
     case "ORDER_CANCELLED":
     case "ORDER_PAID":
     case "ORDER_NOT_READY":
+    case "CHECKOUT_REQUIRED":
     case "CONFLICT":
       return 409;
     case "SOLD_OUT":
@@ -104,7 +106,7 @@ export class ApiError extends Error {
 export class StoreUnavailableError extends Error {
   override name = "StoreUnavailableError";
   constructor(
-    readonly store: "redis" | "postgres" | "qstash",
+    readonly store: "redis" | "postgres" | "qstash" | "payments",
     cause: unknown,
   ) {
     super(`${store} unavailable`, { cause });

@@ -3,6 +3,8 @@ import { Redis as UpstashRedis } from "@upstash/redis/cloudflare";
 import type { Db } from "./db/client";
 import { type Config, ConfigError } from "./env";
 import { createMemory, type Memory } from "./memory/memory";
+import type { PaymentProvider } from "./payments/payment-provider";
+import { stripeProvider } from "./payments/stripe-provider";
 import type { Defer } from "./runtime/task-set";
 import { connectPostgresHttp } from "./stores/postgres-http";
 import { type QStashPublisher, withPublishTimeout } from "./stores/qstash-publisher";
@@ -26,6 +28,8 @@ export type Services = {
   qstash: QStashPublisher;
   /** What this isolate or process remembers between requests (src/memory/memory.ts). */
   memory: Memory;
+  /** The hosted checkout's provider when PAYMENT_PROVIDER=stripe, else null (src/payments/). */
+  payments: PaymentProvider | null;
   /** Milliseconds since the epoch (the store's clock is src/stores/store-clock.ts). */
   clock: () => number;
   /** Which drivers were chosen (logged at start by server runtimes). */
@@ -45,6 +49,9 @@ export type WebhookDeps = Pick<Deps, "db" | "config" | "qstash">;
 
 /** What an order's lifecycle needs (write, pay, cancel, expire, restore: src/orders/). */
 export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash" | "memory">;
+
+/** What taking payments needs: an order's lifecycle, the provider, a background runner (src/payments/). */
+export type PaymentDeps = LifecycleDeps & Pick<Deps, "payments" | "defer">;
 
 /** What reading one order for its owner needs: the stores, and what the process already knows (src/orders/order-reads.ts). */
 export type OrderReadDeps = Pick<Deps, "redis" | "db" | "memory" | "now">;
@@ -137,6 +144,14 @@ export function createServices(
     redis,
     db,
     qstash,
+    payments:
+      config.PAYMENT_PROVIDER === "stripe"
+        ? stripeProvider({
+            secretKey: config.STRIPE_SECRET_KEY as string,
+            webhookSecret: config.STRIPE_WEBHOOK_SECRET as string,
+            apiBase: config.STRIPE_API_BASE,
+          })
+        : null,
     memory: createMemory({
       saleFeedMs: config.REALTIME_REFRESH_MS,
       orderFeedMs: config.REALTIME_REFRESH_MS * 2,

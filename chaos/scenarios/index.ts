@@ -7,6 +7,7 @@ import { halfOpen } from "./half-open";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { lateWritesAfterQuiet } from "./late-writes";
 import { mixedWindows } from "./mixed-windows";
+import { paymentStorm } from "./payment-storm";
 import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
@@ -33,4 +34,5 @@ export const scenarios: Scenario[] = [
   behindTlsProxy,
   halfOpen,
   slotExhaustion,
+  paymentStorm,
 ];

@@ -44,6 +44,8 @@ export function shopperMessage(error, { retryAfter = null, perUserLimit = null }
       return "This order was cancelled.";
     case "ORDER_PAID":
       return "This order is already paid, so it can no longer be cancelled.";
+    case "CHECKOUT_REQUIRED":
+      return "Pay on the checkout page: press Pay again to open it.";
     case "ORDER_NOT_READY":
       return "Your order is still being confirmed. We will retry in a moment.";
     case "INVALID_REQUEST":

@@ -4,7 +4,7 @@ import { formatCountdown, formatMoney, formatWhen } from "./format.js";
 import { icons } from "./icons.js";
 import { shopperMessage } from "./messages.js";
 import { trackOrder } from "./order-tracker.js";
-import { cancelOrder, payOrder } from "./purchase.js";
+import { cancelOrder, openCheckout, payOrder } from "./purchase.js";
 
 const FINAL = new Set(["paid", "expired", "cancelled"]);
 const storageKey = (userId, saleId) => `flashsale.order.${userId}.${saleId}`;
@@ -123,9 +123,22 @@ export function createOrderFlow(hooks) {
     busy = true;
     render();
     hooks.say("");
-    const r = await payOrder(order.orderId, shopper.token, (res, ms) =>
-      hooks.say(shopperMessage(res.error, { retryAfter: ms / 1000 }), "info"),
-    );
+    const onRetry = (res, ms) => hooks.say(shopperMessage(res.error, { retryAfter: ms / 1000 }), "info");
+    // a payment provider decides "paid": the shopper pays on its checkout page, which sends them back here
+    const checkout = await openCheckout(order.orderId, shopper.token, onRetry);
+    if (checkout.ok && checkout.data.provider === "stripe") {
+      location.assign(checkout.data.url);
+      return;
+    }
+    if (checkout.ok && checkout.data.provider === "manual") {
+      busy = false;
+      hooks.say("The shop confirms your payment; this page shows it as soon as it does.", "info");
+      render();
+      return;
+    }
+    const r = checkout.ok
+      ? await payOrder(order.orderId, shopper.token, onRetry)
+      : { ok: false, error: checkout.error, retryAfter: checkout.retryAfter };
     busy = false;
     if (r.ok) show(r.data);
     else {

@@ -45,6 +45,24 @@ export async function payOrder(orderId, token, onRetry) {
   }
 }
 
+/**
+ * Asks for the order's checkout (`{ orderId, provider, url, expiresAt }`); retries while the order is
+ * still being written. With `provider` other than `local` the page sends the shopper to `url` to pay.
+ */
+export async function openCheckout(orderId, token, onRetry) {
+  for (let attempt = 0; ; attempt++) {
+    const result = await callApi(`/api/orders/${encodeURIComponent(orderId)}/checkout`, {
+      method: "POST",
+      token,
+    });
+    const notReady = result.error?.code === "ORDER_NOT_READY";
+    if (result.ok || !(notReady || isTransient(result)) || attempt >= MAX_RETRIES + 2) return result;
+    const waitMs = (result.retryAfter ?? 1) * 1000;
+    onRetry?.(result, waitMs);
+    await sleep(waitMs);
+  }
+}
+
 export async function cancelOrder(orderId, token) {
   return callApi(`/api/orders/${encodeURIComponent(orderId)}/cancel`, { method: "POST", token });
 }

@@ -32,6 +32,16 @@ function route() {
 function navigate(url) {
   history.pushState(null, "", url);
   route();
+  // back from a checkout page: the order panel follows the order (paid once the provider says so)
+  const back = new URLSearchParams(location.search).get("checkout");
+  if (back) {
+    const url = new URL(location.href);
+    url.searchParams.delete("checkout");
+    url.searchParams.delete("order");
+    history.replaceState(null, "", url.pathname + url.search);
+    if (back === "cancelled")
+      console.info("checkout left without paying; the order stays reserved until its timer runs out");
+  }
   byId("main").focus({ preventScroll: true });
 }
 
@@ -63,3 +73,13 @@ if (handedOver?.switchTo) {
   });
 }
 route();
+// back from a checkout page: the order panel follows the order (paid once the provider says so)
+const back = new URLSearchParams(location.search).get("checkout");
+if (back) {
+  const url = new URL(location.href);
+  url.searchParams.delete("checkout");
+  url.searchParams.delete("order");
+  history.replaceState(null, "", url.pathname + url.search);
+  if (back === "cancelled")
+    console.info("checkout left without paying; the order stays reserved until its timer runs out");
+}

@@ -34,6 +34,7 @@ export function apiRouter(): Router {
 export const SHOPPER = [{ shopperJwt: [] }];
 export const OPERATOR = [{ operatorToken: [] }];
 export const QSTASH = [{ qstashSignature: [] }];
+export const STRIPE = [{ stripeSignature: [] }];
 
 /** A JSON response entry of a route's `responses`. */
 export function json<T>(description: string, schema: T) {

@@ -29,6 +29,13 @@ function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {
     scheme: "bearer",
     description: "The shop operator's ADMIN_TOKEN.",
   });
+  schemes.registerComponent("securitySchemes", "stripeSignature", {
+    type: "apiKey",
+    in: "header",
+    name: "Stripe-Signature",
+    description:
+      "Stripe's `t=…,v1=…` HMAC-SHA256 of the timestamp and the raw body with STRIPE_WEBHOOK_SECRET. Only Stripe calls this route.",
+  });
   schemes.registerComponent("securitySchemes", "qstashSignature", {
     type: "apiKey",
     in: "header",
@@ -55,6 +62,11 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>): Document {
       { name: "Shopper", description: "Sales, buying and orders, as a shop's pages and apps call them." },
       { name: "Realtime", description: "Server-Sent Events streams (`text/event-stream`)." },
       { name: "Operator", description: "Creating and running sales; needs the operator token." },
+      {
+        name: "Payments",
+        description:
+          "Who decides `paid` (PAYMENT_PROVIDER): Stripe's hosted checkout and its signed webhook, the shop's back end (`manual`), or the shopper's own pay button (`local`, local development only).",
+      },
       { name: "Jobs", description: "QStash deliveries: order writes, payment timeouts, voids, failures." },
       { name: "Local", description: "Routes of the local stack only." },
       { name: "Webhooks", description: "Events the engine POSTs to the shop's registered endpoints." },

@@ -22,6 +22,8 @@ const MEANING: Record<ErrorCode, string> = {
   ORDER_CANCELLED: "The order was cancelled.",
   ORDER_PAID: "The order is paid and can no longer be cancelled.",
   ORDER_NOT_READY: "The order is not ready for this yet; retry after `Retry-After` seconds.",
+  CHECKOUT_REQUIRED:
+    "A payment provider decides `paid` here: ask for a checkout (POST /api/orders/{orderId}/checkout) and pay there.",
   CONFLICT: "The request conflicts with the current state (see the message).",
   PAYLOAD_TOO_LARGE: "The body is larger than the route takes.",
   HEADERS_TOO_LARGE: "The request's headers together are larger than 32 KiB; nothing was read.",

@@ -8,6 +8,19 @@ export const orderIdParam = z.object({
   }),
 });
 
+/** The contract's `payment` of an order: set once a payment provider took part. */
+export const orderPaymentSchema = z
+  .strictObject({
+    provider: z.enum(["stripe", "manual", "local"]).openapi({ description: "Who took the payment." }),
+    status: z.enum(["pending", "paid", "refunded"]).openapi({
+      description:
+        "`pending`: a checkout is open; `paid`; `refunded`: the money came after the order expired or was cancelled and was given back (the order keeps its status).",
+    }),
+    amountCents: z.int().min(0).openapi({ example: 2500 }),
+    currency: z.string().openapi({ example: "usd" }),
+  })
+  .openapi("OrderPayment");
+
 /** The contract's `Order`, the same whether it is still queued in Redis or written to Postgres. */
 export const orderSchema = z
   .strictObject({
@@ -21,6 +34,7 @@ export const orderSchema = z
     createdAt: z.iso.datetime(),
     expiresAt: z.iso.datetime().openapi({ description: "End of the payment window." }),
     paidAt: z.iso.datetime().optional(),
+    payment: orderPaymentSchema.optional(),
   })
   .openapi("Order");
 

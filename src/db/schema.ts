@@ -47,6 +47,9 @@ export const sales = pgTable(
   ],
 );
 
+export const paymentStatuses = ["pending", "paid", "refunded"] as const;
+export type PaymentStatus = (typeof paymentStatuses)[number];
+
 export const orderStatuses = ["awaiting_payment", "paid", "expired", "cancelled"] as const;
 export type StoredOrderStatus = (typeof orderStatuses)[number];
 
@@ -72,6 +75,19 @@ export const orders = pgTable(
     restoredAt: ts("restored_at"),
     /** the Redis generation (sales.epoch) whose stock counts this order's units */
     epoch: integer("epoch").notNull().default(1),
+    /** who took (or is taking) the payment: `stripe` | `manual` | `local` (src/payments/) */
+    paymentProvider: text("payment_provider"),
+    /** `pending` (a checkout is open) | `paid` | `refunded` (paid after the order expired or was cancelled) */
+    paymentStatus: text("payment_status", { enum: paymentStatuses }),
+    paymentAmountCents: integer("payment_amount_cents"),
+    paymentCurrency: text("payment_currency"),
+    /** the provider's checkout (a Stripe Checkout Session): the same one on every retry */
+    checkoutId: text("checkout_id"),
+    checkoutUrl: text("checkout_url"),
+    /** when the engine expired the provider's checkout after the order expired or was cancelled */
+    checkoutClosedAt: ts("checkout_closed_at"),
+    refundRef: text("refund_ref"),
+    refundedAt: ts("refunded_at"),
   },
   (t) => [
     index("orders_sale_status_idx").on(t.saleId, t.status),
@@ -82,6 +98,10 @@ export const orders = pgTable(
     check("orders_status_check", sql`${t.status} in ('awaiting_payment', 'paid', 'expired', 'cancelled')`),
     check("orders_paid_check", sql`(${t.status} = 'paid') = (${t.paidAt} is not null)`),
     check("orders_restored_check", sql`${t.restoredAt} is null or ${t.status} in ('expired', 'cancelled')`),
+    check(
+      "orders_refunded_check",
+      sql`${t.paymentStatus} is distinct from 'refunded' or ${t.status} in ('expired', 'cancelled')`,
+    ),
   ],
 );
 
@@ -185,3 +205,16 @@ export const webhookSaleStatus = pgTable("webhook_sale_status", {
 
 /** The `version` of sale events: increasing, so a receiver can drop a stale one. */
 export const webhookVersions = pgSequence("webhook_versions");
+
+/**
+ * Payment provider events already handled (a Stripe event id), so a duplicated or replayed delivery
+ * changes nothing; `outcome` says what it came to (paid, refunded, mismatch, ignored, …).
+ */
+export const paymentEvents = pgTable("payment_events", {
+  id: text("id").primaryKey(),
+  provider: text("provider").notNull(),
+  type: text("type").notNull(),
+  orderId: text("order_id"),
+  outcome: text("outcome").notNull(),
+  at: ts("at").notNull().defaultNow(),
+});

@@ -7,6 +7,7 @@ export type LimitedRoute =
   | "order-read"
   | "order-pay"
   | "order-cancel"
+  | "order-checkout"
   | "order-events"
   | "sale-list"
   | "sale-read"

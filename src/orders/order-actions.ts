@@ -79,7 +79,7 @@ export async function cancelOrder(
 }
 
 /** The order's row (written first if it is still queued), or null when it is not this shopper's. */
-async function ownedRow(
+export async function ownedRow(
   deps: LifecycleDeps,
   saleId: string,
   orderId: string,

@@ -5,7 +5,12 @@ import type { WebhookDeps } from "../services";
 import type { OutboxEntry } from "../webhooks/event-types";
 import { orderOutboxInsert, outboxColumn, outboxOf } from "../webhooks/outbox-sql";
 import { publishOutbox } from "../webhooks/publish";
-import type { OrderRow } from "./order-view";
+import type { OrderPayment, OrderRow } from "./order-view";
+
+/** The columns {@link toOrderRow} reads, for the raw statements. */
+const ROW_SQL = sql.raw(
+  "id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch, payment_provider, payment_status, payment_amount_cents, payment_currency",
+);
 
 const rowColumns = {
   id: orders.id,
@@ -18,6 +23,10 @@ const rowColumns = {
   paidAt: orders.paidAt,
   restoredAt: orders.restoredAt,
   epoch: orders.epoch,
+  paymentProvider: orders.paymentProvider,
+  paymentStatus: orders.paymentStatus,
+  paymentAmountCents: orders.paymentAmountCents,
+  paymentCurrency: orders.paymentCurrency,
 };
 
 /** An order row, optionally only if it belongs to `userId`. */
@@ -25,13 +34,18 @@ export async function findOrder(db: Db, orderId: string, userId?: string): Promi
   const where =
     userId === undefined ? eq(orders.id, orderId) : and(eq(orders.id, orderId), eq(orders.userId, userId));
   const rows = await withDb(() => db.select(rowColumns).from(orders).where(where).limit(1));
-  return rows[0] ?? null;
+  const r = rows[0];
+  if (!r) return null;
+  const { paymentProvider, paymentStatus, paymentAmountCents, paymentCurrency, ...row } = r;
+  return { ...row, payment: paymentOf(paymentProvider, paymentStatus, paymentAmountCents, paymentCurrency) };
 }
 
 type Transition = "paid" | "expired" | "cancelled";
 
 /** The rows a transition won, and the webhook outbox entries it wrote for them (to publish). */
 export type Transitioned = OrderRow[] & { webhooks: OutboxEntry[] };
+/** What a transition to paid records besides the status: the payment's reference and its figures. */
+export type TransitionOptions = { userId?: string; paymentRef?: string; payment?: OrderPayment };
 
 /**
  * The one place an order's fate is decided: a conditional update from `awaiting_payment`. Exactly one
@@ -46,7 +60,7 @@ export async function transitionOrders(
   db: Db,
   orderIds: string[],
   to: Transition,
-  opts: { userId?: string; paymentRef?: string } = {},
+  opts: TransitionOptions = {},
 ): Promise<Transitioned> {
   if (orderIds.length === 0) return Object.assign([], { webhooks: [] });
   const owner = opts.userId === undefined ? sql`true` : sql`user_id = ${opts.userId}`;
@@ -54,7 +68,7 @@ export async function transitionOrders(
     to === "paid" ? sql`expires_at > now()` : to === "expired" ? sql`expires_at <= now()` : sql`true`;
   const set =
     to === "paid"
-      ? sql`status = 'paid', paid_at = now(), payment_ref = ${opts.paymentRef ?? null}`
+      ? sql`status = 'paid', paid_at = now(), payment_ref = ${opts.paymentRef ?? null}${paymentSet(opts.payment)}`
       : to === "expired"
         ? sql`status = 'expired', expired_at = now()`
         : sql`status = 'cancelled', cancelled_at = now()`;
@@ -65,7 +79,7 @@ export async function transitionOrders(
         update orders set ${set}
         where id in (select jsonb_array_elements_text(${JSON.stringify(orderIds)}::jsonb))
           and ${owner} and status = 'awaiting_payment' and ${timing}
-        returning id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch
+        returning ${ROW_SQL}
       ), released as (
         update holdings h set units = h.units - r.units
         from (select sale_id, user_id, sum(quantity)::int as units from upd group by sale_id, user_id) r
@@ -91,7 +105,7 @@ export async function transitionOrder(
   db: Db,
   orderId: string,
   to: Transition,
-  opts: { userId?: string; paymentRef?: string; publishTo?: WebhookDeps } = {},
+  opts: TransitionOptions & { publishTo?: WebhookDeps } = {},
 ): Promise<OrderRow | null> {
   const { publishTo, ...rest } = opts;
   const won = await transitionOrders(db, [orderId], to, rest);
@@ -104,7 +118,7 @@ export async function findOrders(db: Db, orderIds: string[]): Promise<OrderRow[]
   if (orderIds.length === 0) return [];
   const result = await withDb(() =>
     db.execute<Record<string, unknown>>(sql`
-      select id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch
+      select ${ROW_SQL}
       from orders where id in (select jsonb_array_elements_text(${JSON.stringify(orderIds)}::jsonb))`),
   );
   return result.rows.map(toOrderRow);
@@ -130,7 +144,7 @@ export async function markRestored(db: Db, orderIds: string[]): Promise<void> {
 export async function findUnrestored(db: Db, limit: number): Promise<OrderRow[]> {
   const result = await withDb(() =>
     db.execute<Record<string, unknown>>(sql`
-      select id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch from orders
+      select ${ROW_SQL} from orders
       where status in ('expired', 'cancelled') and restored_at is null order by created_at limit ${limit}`),
   );
   return result.rows.map(toOrderRow);
@@ -146,6 +160,28 @@ export async function findOverdue(db: Db, graceSeconds: number, limit: number): 
   return result.rows.map((r) => r.id);
 }
 
+/** The payment columns a transition to paid sets (none without a payment). */
+function paymentSet(payment: OrderPayment | undefined) {
+  if (!payment) return sql``;
+  return sql`, payment_provider = ${payment.provider}, payment_status = 'paid', payment_amount_cents = ${payment.amountCents}, payment_currency = ${payment.currency}`;
+}
+
+/** The contract's `payment` of an order from its columns (none before a provider took part). */
+export function paymentOf(
+  provider: unknown,
+  status: unknown,
+  amountCents: unknown,
+  currency: unknown,
+): OrderPayment | null {
+  if (provider === null || provider === undefined || status === null || status === undefined) return null;
+  return {
+    provider: String(provider) as OrderPayment["provider"],
+    status: status as OrderPayment["status"],
+    amountCents: Number(amountCents ?? 0),
+    currency: String(currency ?? ""),
+  };
+}
+
 function toOrderRow(r: Record<string, unknown>): OrderRow {
   const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
   return {
@@ -159,5 +195,6 @@ function toOrderRow(r: Record<string, unknown>): OrderRow {
     paidAt: date(r.paid_at),
     restoredAt: date(r.restored_at),
     epoch: Number(r.epoch ?? 1),
+    payment: paymentOf(r.payment_provider, r.payment_status, r.payment_amount_cents, r.payment_currency),
   };
 }

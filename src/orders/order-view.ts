@@ -1,7 +1,15 @@
-import type { StoredOrderStatus } from "../db/schema";
+import type { PaymentStatus, StoredOrderStatus } from "../db/schema";
 import type { QueuedOrder } from "../stock/queued-order";
 
 export type OrderStatus = "queued" | StoredOrderStatus;
+
+/** The contract's `payment` of an order: who takes it, how far it got, what it was for. */
+export type OrderPayment = {
+  provider: "stripe" | "manual" | "local";
+  status: PaymentStatus;
+  amountCents: number;
+  currency: string;
+};
 
 /** The contract's `Order` body (same shape whether it comes from Redis or from Postgres). */
 export type OrderView = {
@@ -12,6 +20,7 @@ export type OrderView = {
   createdAt: string;
   expiresAt: string;
   paidAt?: string;
+  payment?: OrderPayment;
 };
 
 /** An order row as the repository reads it. */
@@ -26,6 +35,8 @@ export type OrderRow = {
   paidAt: Date | null;
   restoredAt: Date | null;
   epoch: number;
+  /** Set once a payment provider took part (a checkout opened, a payment confirmed or refunded). */
+  payment: OrderPayment | null;
 };
 
 export function queuedView(order: QueuedOrder): OrderView {
@@ -49,5 +60,6 @@ export function rowView(row: OrderRow): OrderView {
     expiresAt: row.expiresAt.toISOString(),
   };
   if (row.paidAt) view.paidAt = row.paidAt.toISOString();
+  if (row.payment) view.payment = { ...row.payment };
   return view;
 }

@@ -17,6 +17,7 @@ import { qstashSignature } from "../middleware/qstash-signature";
 import { recordDeadLetter } from "../orders/dead-letters";
 import { expireOrders } from "../orders/order-lifecycle";
 import { writeAndAck } from "../orders/order-write-job";
+import { closeCheckouts } from "../payments/checkout";
 
 /**
  * The largest job body taken: 50 orders of at most about 1 KiB each (ids, numbers and a 128-character
@@ -120,6 +121,13 @@ export const jobRoutes = apiRouter()
     const orders = c.req.valid("json");
     const d = deps(c);
     const { expired, early, unknownSale } = await expireOrders(d, orders);
+    if (d.payments && expired > 0)
+      d.defer(
+        closeCheckouts(
+          d,
+          orders.map((o) => o.orderId),
+        ),
+      );
     if (unknownSale.length === orders.length) throw noSale();
     const first = early[0];
     if (first) {

@@ -8,7 +8,9 @@ import { shopperAuth } from "../middleware/shopper-auth";
 import { cancelOrder, payOrder } from "../orders/order-actions";
 import { readOwnOrder, rememberOrder } from "../orders/order-reads";
 import { rowView } from "../orders/order-view";
+import { closeCheckouts } from "../payments/checkout";
 import { orderRefusal, saleOfOrder, unknownOrder } from "./order-refusals";
+import { pressToPayOnlyLocally } from "./payment-refusals";
 import { limited } from "./rate-limits";
 
 /** The pay body's cap (it holds at most a payment reference). */
@@ -38,9 +40,14 @@ const payRoute = createRoute({
   tags: ["Shopper"],
   summary: "Pay an order",
   description:
-    "Paying a paid order again answers 200 with no second charge. A still-queued order is written first and paid. The body (optional, at most 1 KiB) is read as JSON whatever its Content-Type.",
+    "Only with `PAYMENT_PROVIDER=local` (local development): the shopper's own press marks the order paid. With a payment provider (`stripe`, `manual`, the default) 409 CHECKOUT_REQUIRED and nothing changes: ask for a checkout instead. Paying a paid order again answers 200 with no second charge. A still-queued order is written first and paid. The body (optional, at most 1 KiB) is read as JSON whatever its Content-Type.",
   security: SHOPPER,
-  middleware: [signedIn, limited("order-pay"), jsonBody({ maxBytes: MAX_PAY_BODY_BYTES })] as const,
+  middleware: [
+    signedIn,
+    limited("order-pay"),
+    pressToPayOnlyLocally,
+    jsonBody({ maxBytes: MAX_PAY_BODY_BYTES }),
+  ] as const,
   request: {
     params: orderIdParam,
     body: { required: false, content: { "application/json": { schema: payBodySchema } } },
@@ -54,6 +61,7 @@ const payRoute = createRoute({
       "ORDER_EXPIRED",
       "ORDER_CANCELLED",
       "ORDER_NOT_READY",
+      "CHECKOUT_REQUIRED",
       "RATE_LIMITED",
       "UNAVAILABLE",
     ),
@@ -116,6 +124,7 @@ export const orderRoutes = apiRouter()
     const userId = c.get("userId");
     const outcome = await cancelOrder(d, saleOfOrder(orderId), orderId, userId);
     if (outcome.kind !== "cancelled") throw orderRefusal(outcome);
+    if (d.payments) d.defer(closeCheckouts(d, [orderId]));
     const view = rowView(outcome.order);
     rememberOrder(d.memory, userId, view);
     return c.json(view, 200);

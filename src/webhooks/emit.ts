@@ -60,7 +60,8 @@ export async function emitOrderEvent(
   const result = await withDb(() =>
     deps.db.execute<Record<string, unknown>>(sql`
       with r as (
-        select id, sale_id, quantity, status, created_at, expires_at, paid_at from orders
+        select id, sale_id, quantity, status, created_at, expires_at, paid_at,
+          payment_provider, payment_status, payment_amount_cents, payment_currency from orders
         where id in (select jsonb_array_elements_text(${ids}::jsonb))
       ), ob as (${orderOutboxInsert(sql`r`, [type])})
       select ${outboxColumn(sql`ob`)}`),

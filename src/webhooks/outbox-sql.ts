@@ -28,11 +28,18 @@ export function orderOutboxInsert(source: SQL, types: OrderEventType[]): SQL {
       jsonb_build_object('type', k.type, 'timestamp', ${iso(sql`now()`)}, 'data', jsonb_strip_nulls(jsonb_build_object(
         'orderId', r.id, 'saleId', r.sale_id, 'quantity', r.quantity, 'status', coalesce(k.status, r.status),
         'createdAt', ${iso(sql`r.created_at`)}, 'expiresAt', ${iso(sql`r.expires_at`)},
-        'paidAt', ${iso(sql`r.paid_at`)}, 'version', k.version)))
+        'paidAt', ${iso(sql`r.paid_at`)}, 'payment', ${paymentOf(sql`to_jsonb(r)`)}, 'version', k.version)))
     from ${source} r cross join (values ${steps}) k(type, status, version)
     join webhook_endpoints e on e.events @> jsonb_build_array(k.type)
     order by r.id, k.version, e.id
     returning id, endpoint_id, msg_id, event`;
+}
+
+/** The order's `payment` (src/payments/) from a row's JSON, null when the source has none. */
+function paymentOf(row: SQL): SQL {
+  return sql`case when ${row} ->> 'payment_provider' is not null then jsonb_build_object(
+    'provider', ${row} ->> 'payment_provider', 'status', ${row} ->> 'payment_status',
+    'amountCents', (${row} ->> 'payment_amount_cents')::int, 'currency', ${row} ->> 'payment_currency') end`;
 }
 
 /**

@@ -58,6 +58,8 @@ export async function startApp(
     qstashFetch?: typeof fetch;
     beforeEngine?: (stack: Stack) => Promise<Record<string, string>>;
     statementStats?: boolean;
+    /** Run the Stripe stand-in (stack.stripe) with PAYMENT_PROVIDER=stripe; else the provider is `local`. */
+    stripe?: boolean;
   } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
@@ -65,6 +67,7 @@ export async function startApp(
     mode: "test",
     quiet: true,
     ...(opts.qstashFetch ? { qstash: { fetch: opts.qstashFetch } } : {}),
+    ...(opts.stripe ? { stripe: true } : {}),
   });
   try {
     if (opts.statementStats)
@@ -81,6 +84,7 @@ export async function startApp(
       runtime === "workers"
         ? await startWorker({ vars: { ...vars, ...late }, ...publicUrl })
         : await startServer({ runtime, vars: { ...vars, ...serverTestVars(stack), ...late }, ...publicUrl });
+    stack.stripe?.webhooks.setUrl(`${worker.url}/api/payments/stripe/webhook`);
     let redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
     const db = new pg.Pool({ connectionString: stack.vars.DATABASE_URL, max: 4 });
     // Idle clients see the server go away in the Postgres fault tests; that is expected, not a failure.

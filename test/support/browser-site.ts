@@ -24,11 +24,12 @@ export function browserSiteForDescribe(
   vars: Record<string, string>,
   contexts: BrowserContext[],
   ready: (s: BrowserSite) => void,
+  siteOptions: { stripe?: boolean } = {},
 ): void {
   let site: Site | undefined;
   let browser: Browser | undefined;
   beforeAll(async () => {
-    site = await startSite({ vars });
+    site = await startSite({ vars, ...siteOptions });
     const client = siteClient(site.url);
     browser = await launchBrowser();
     ready({ site, client, browser });

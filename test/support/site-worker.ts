@@ -19,9 +19,9 @@ export type Site = {
 };
 
 export async function startSite(
-  opts: { vars?: Record<string, string>; outdir?: string } = {},
+  opts: { vars?: Record<string, string>; outdir?: string; stripe?: boolean } = {},
 ): Promise<Site> {
-  const stack = await startStack({ mode: "test", quiet: true });
+  const stack = await startStack({ mode: "test", quiet: true, ...(opts.stripe ? { stripe: true } : {}) });
   let worker: WorkerRuntime | undefined;
   try {
     await migrate(stack.vars.DATABASE_URL);
@@ -38,6 +38,7 @@ export async function startSite(
       ...(opts.outdir ? { outdir: opts.outdir } : {}),
     });
     const running = worker;
+    stack.stripe?.webhooks.setUrl(`${running.url}/api/payments/stripe/webhook`);
     return {
       url: running.url,
       stack,

@@ -1,0 +1,134 @@
+import { sql } from "drizzle-orm";
+import { type Db, withDb } from "../db/client";
+import type { OrderPayment } from "../orders/order-view";
+
+/** An order's open checkout as stored: the same one is handed out on every retry. */
+export type StoredCheckout = { checkoutId: string; url: string };
+
+/** The checkout stored on an order, or null before one was opened. */
+export async function storedCheckout(db: Db, orderId: string): Promise<StoredCheckout | null> {
+  const result = await withDb(() =>
+    db.execute<{ checkout_id: string | null; checkout_url: string | null }>(
+      sql`select checkout_id, checkout_url from orders where id = ${orderId}`,
+    ),
+  );
+  const row = result.rows[0];
+  return row?.checkout_id && row.checkout_url ? { checkoutId: row.checkout_id, url: row.checkout_url } : null;
+}
+
+/**
+ * Stores a new checkout on an order still awaiting payment, unless one is there already, and answers the
+ * one stored (the first writer's, whoever that was); null when the order left `awaiting_payment`.
+ */
+export async function storeCheckout(
+  db: Db,
+  orderId: string,
+  checkout: StoredCheckout,
+  payment: Omit<OrderPayment, "status">,
+): Promise<StoredCheckout | null> {
+  await withDb(() =>
+    db.execute(sql`
+      update orders set checkout_id = ${checkout.checkoutId}, checkout_url = ${checkout.url},
+        payment_provider = ${payment.provider}, payment_status = 'pending',
+        payment_amount_cents = ${payment.amountCents}, payment_currency = ${payment.currency}
+      where id = ${orderId} and status = 'awaiting_payment' and checkout_id is null`),
+  );
+  const result = await withDb(() =>
+    db.execute<{ checkout_id: string | null; checkout_url: string | null; status: string }>(
+      sql`select checkout_id, checkout_url, status from orders where id = ${orderId}`,
+    ),
+  );
+  const row = result.rows[0];
+  if (row?.status !== "awaiting_payment" || !row.checkout_id || !row.checkout_url) return null;
+  return { checkoutId: row.checkout_id, url: row.checkout_url };
+}
+
+/** A sale's name and unit price, what a checkout sells and a payment must amount to. */
+export async function saleForPayment(
+  db: Db,
+  saleId: string,
+): Promise<{ name: string; priceCents: number } | null> {
+  const result = await withDb(() =>
+    db.execute<{ name: string; price_cents: number }>(
+      sql`select name, price_cents from sales where id = ${saleId}`,
+    ),
+  );
+  const row = result.rows[0];
+  return row ? { name: String(row.name), priceCents: Number(row.price_cents) } : null;
+}
+
+/**
+ * Records that a payment of an order that expired or was cancelled was given back: once, whatever the
+ * number of callers (true for the one that recorded it). The order keeps its status.
+ */
+export async function recordRefund(
+  db: Db,
+  orderId: string,
+  refund: { refundRef: string; paymentRef: string; payment: Omit<OrderPayment, "status"> },
+): Promise<boolean> {
+  const result = await withDb(() =>
+    db.execute<{ id: string }>(sql`
+      update orders set payment_status = 'refunded', refunded_at = now(), refund_ref = ${refund.refundRef},
+        payment_ref = coalesce(payment_ref, ${refund.paymentRef}), payment_provider = ${refund.payment.provider},
+        payment_amount_cents = ${refund.payment.amountCents}, payment_currency = ${refund.payment.currency}
+      where id = ${orderId} and status in ('expired', 'cancelled') and payment_status is distinct from 'refunded'
+      returning id`),
+  );
+  return result.rows.length > 0;
+}
+
+/** Whether an order's late payment was already given back (so no refund is asked for again). */
+export async function isRefunded(db: Db, orderId: string): Promise<boolean> {
+  const result = await withDb(() =>
+    db.execute<{ payment_status: string | null }>(
+      sql`select payment_status from orders where id = ${orderId}`,
+    ),
+  );
+  return result.rows[0]?.payment_status === "refunded";
+}
+
+/** Whether a provider event was handled before (a duplicated delivery changes nothing). */
+export async function eventSeen(db: Db, eventId: string): Promise<boolean> {
+  const result = await withDb(() =>
+    db.execute<{ id: string }>(sql`select id from payment_events where id = ${eventId}`),
+  );
+  return result.rows.length > 0;
+}
+
+/** Records a provider event as handled, with what it came to (the first record stays). */
+export async function recordEvent(
+  db: Db,
+  event: { id: string; provider: string; type: string; orderId: string | null; outcome: string },
+): Promise<void> {
+  await withDb(() =>
+    db.execute(sql`
+      insert into payment_events (id, provider, type, order_id, outcome)
+      values (${event.id}, ${event.provider}, ${event.type}, ${event.orderId}, ${event.outcome})
+      on conflict (id) do nothing`),
+  );
+}
+
+/** Checkouts still open at the provider although their orders expired or were cancelled. */
+export async function checkoutsToClose(
+  db: Db,
+  orderIds: string[],
+): Promise<Array<{ orderId: string; checkoutId: string }>> {
+  if (orderIds.length === 0) return [];
+  const result = await withDb(() =>
+    db.execute<{ id: string; checkout_id: string }>(sql`
+      select id, checkout_id from orders
+      where id in (select jsonb_array_elements_text(${JSON.stringify(orderIds)}::jsonb))
+        and status in ('expired', 'cancelled') and checkout_id is not null and checkout_closed_at is null`),
+  );
+  return result.rows.map((r) => ({ orderId: r.id, checkoutId: r.checkout_id }));
+}
+
+/** Records that these orders' checkouts were closed at the provider. */
+export async function markCheckoutsClosed(db: Db, orderIds: string[]): Promise<void> {
+  if (orderIds.length === 0) return;
+  await withDb(() =>
+    db.execute(sql`
+      update orders set checkout_closed_at = now()
+      where id in (select jsonb_array_elements_text(${JSON.stringify(orderIds)}::jsonb))`),
+  );
+}

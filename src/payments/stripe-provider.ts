@@ -1,0 +1,136 @@
+import Stripe from "stripe";
+import { StoreUnavailableError } from "../errors";
+import type { Checkout, CheckoutRequest, PaymentEvent, PaymentProvider } from "./payment-provider";
+
+/** What the Stripe adapter is built from (settings STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE). */
+export type StripeSettings = { secretKey: string; webhookSecret: string; apiBase?: string | undefined };
+
+/** How long one call to Stripe may take before the caller answers 503 (Stripe's default is 80 s). */
+const STRIPE_TIMEOUT_MS = 10_000;
+
+/**
+ * The Stripe adapter of {@link PaymentProvider}: Checkout Sessions, refunds and signed webhooks, through
+ * the `stripe` package's fetch HTTP client and SubtleCrypto (so it runs on Workers, Deno and Bun alike).
+ * `apiBase` points it elsewhere (locally the stand-in, local/stripe-server.ts) by the client's
+ * host / port / protocol options. Idempotency keys derive from the order id, so a retried checkout is
+ * the same session and a retried refund the same refund.
+ *
+ * @example
+ * const stripe = stripeProvider({ secretKey: "sk_test_…", webhookSecret: "whsec_…" });
+ * const { url } = await stripe.createCheckout({ orderId, productName, unitAmountCents: 500, quantity: 1, … });
+ */
+export function stripeProvider(settings: StripeSettings): PaymentProvider {
+  const client = new Stripe(settings.secretKey, {
+    httpClient: Stripe.createFetchHttpClient(),
+    maxNetworkRetries: 2,
+    timeout: STRIPE_TIMEOUT_MS,
+    telemetry: false,
+    ...hostOptions(settings.apiBase),
+  });
+  const crypto = Stripe.createSubtleCryptoProvider();
+  return {
+    name: "stripe",
+    async createCheckout(request: CheckoutRequest): Promise<Checkout> {
+      const session = await call(() =>
+        client.checkout.sessions.create(
+          {
+            mode: "payment",
+            client_reference_id: request.orderId,
+            metadata: { orderId: request.orderId },
+            payment_intent_data: { metadata: { orderId: request.orderId } },
+            line_items: [
+              {
+                quantity: request.quantity,
+                price_data: {
+                  currency: request.currency,
+                  unit_amount: request.unitAmountCents,
+                  product_data: { name: request.productName },
+                },
+              },
+            ],
+            success_url: request.successUrl,
+            cancel_url: request.cancelUrl,
+          },
+          { idempotencyKey: `checkout-${request.orderId}` },
+        ),
+      );
+      if (!session.url)
+        throw new StoreUnavailableError("payments", new Error("checkout session without url"));
+      return { id: session.id, url: session.url };
+    },
+    async expireCheckout(checkoutId: string): Promise<void> {
+      const session = await call(() => client.checkout.sessions.retrieve(checkoutId));
+      if (session.status !== "open") return;
+      await call(() => client.checkout.sessions.expire(checkoutId));
+    },
+    async refund(orderId: string, paymentRef: string): Promise<string> {
+      const refund = await call(() =>
+        client.refunds.create(
+          { payment_intent: paymentRef, metadata: { orderId } },
+          { idempotencyKey: `refund-${orderId}` },
+        ),
+      );
+      return refund.id;
+    },
+    async verifyEvent(body: string, signature: string | null): Promise<PaymentEvent | null> {
+      if (!signature) return null;
+      let event: Stripe.Event;
+      try {
+        event = await client.webhooks.constructEventAsync(
+          body,
+          signature,
+          settings.webhookSecret,
+          undefined,
+          crypto,
+        );
+      } catch {
+        return null;
+      }
+      return paymentEvent(event);
+    },
+  };
+}
+
+/** The engine's reading of a verified Stripe event. */
+function paymentEvent(event: Stripe.Event): PaymentEvent {
+  const paidTypes = ["checkout.session.completed", "checkout.session.async_payment_succeeded"];
+  if (!event.type.startsWith("checkout.session."))
+    return { kind: "other", eventId: event.id, type: event.type, orderId: null };
+  const session = event.data.object as Stripe.Checkout.Session;
+  const orderId = session.client_reference_id ?? session.metadata?.orderId ?? null;
+  const paymentRef =
+    typeof session.payment_intent === "string" ? session.payment_intent : session.payment_intent?.id;
+  if (!paidTypes.includes(event.type) || session.payment_status !== "paid" || !paymentRef)
+    return { kind: "other", eventId: event.id, type: event.type, orderId };
+  return {
+    kind: "paid",
+    eventId: event.id,
+    type: event.type,
+    orderId,
+    amountCents: session.amount_total ?? -1,
+    currency: (session.currency ?? "").toLowerCase(),
+    paymentRef,
+    checkoutId: session.id,
+  };
+}
+
+/** The client's host / port / protocol for an API base URL (none: Stripe's own). */
+function hostOptions(apiBase: string | undefined): {
+  host?: string;
+  port?: string;
+  protocol?: "http" | "https";
+} {
+  if (!apiBase) return {};
+  const url = new URL(apiBase);
+  const protocol = url.protocol === "http:" ? "http" : "https";
+  return { host: url.hostname, port: url.port || (protocol === "http" ? "80" : "443"), protocol };
+}
+
+/** A Stripe call; a network failure or a refusal becomes `StoreUnavailableError("payments")`. */
+async function call<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new StoreUnavailableError("payments", error);
+  }
+}

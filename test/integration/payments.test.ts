@@ -1,0 +1,331 @@
+import { describe, expect, it } from "vitest";
+import { publicSession } from "../../local/stripe-server";
+import { signPayload, stripeEvent } from "../../local/stripe-webhooks";
+import { exampleSecrets, wranglerVars } from "../../local/worker-runtime";
+import { serverTestVars } from "../support/app";
+import { appForFile } from "../support/app-per-file";
+import {
+  alteredEvent,
+  awaitingOrder,
+  checkout,
+  sessionOf,
+  stripeOf,
+  waitForOrder,
+} from "../support/payments";
+import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
+
+const VARS = { SHOPPER_LIMIT_USER_PER_WINDOW: "1000", RATE_LIMIT_USER_PER_WINDOW: "1000" };
+const app = appForFile({ stripe: true, vars: VARS });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const PRICE = 2500;
+
+/** The webhook, posted by the test itself (forged or replayed deliveries). */
+async function postWebhook(body: string, signature: string | null) {
+  return app.api.call("POST", "/api/payments/stripe/webhook", {
+    rawBody: body,
+    headers: { "Content-Type": "application/json", ...(signature ? { "Stripe-Signature": signature } : {}) },
+  });
+}
+
+async function orderRow(orderId: string) {
+  const { rows } = await app.db.query(
+    "select status, paid_at, payment_status, payment_ref, refund_ref from orders where id = $1",
+    [orderId],
+  );
+  return rows[0] as Record<string, unknown>;
+}
+
+describe("payments through Stripe (the local stand-in)", () => {
+  it("opens one checkout under concurrent retries, for price × quantity, and refuses the shopper's own pay", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 20, perUserLimit: 5 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "c1", 3);
+    const token = await shopperToken("c1");
+    const answers = await Promise.all(Array.from({ length: 8 }, () => checkout(app, orderId, token)));
+    for (const res of answers) expect(res.status, res.text).toBe(200);
+    const urls = new Set(answers.map((r) => r.body.url));
+    expect(urls.size).toBe(1);
+    expect(answers[0]?.body).toMatchObject({ orderId, provider: "stripe" });
+    const session = sessionOf(stripe, orderId);
+    expect(session).toMatchObject({ amount_total: PRICE * 3, currency: "usd", metadata: { orderId } });
+    expect(session.url).toBe(answers[0]?.body.url);
+    expect((await checkout(app, orderId, token)).body.url).toBe(session.url);
+
+    const order = await app.api.order(orderId, "c1");
+    expect(order.body.payment).toEqual({
+      provider: "stripe",
+      status: "pending",
+      amountCents: PRICE * 3,
+      currency: "usd",
+    });
+    const pay = await app.api.order(orderId, "c1", "pay");
+    expect(pay.status).toBe(409);
+    expect((pay.body.error as { code: string }).code).toBe("CHECKOUT_REQUIRED");
+    const withRef = await app.api.call("POST", `/api/orders/${orderId}/pay`, {
+      token,
+      body: { paymentRef: "pi_x" },
+    });
+    expect((withRef.body.error as { code: string }).code).toBe("CHECKOUT_REQUIRED");
+    const confirm = await app.api.call("POST", `/api/admin/orders/${orderId}/payment`, {
+      token: ADMIN_TOKEN,
+    });
+    expect((confirm.body.error as { code: string }).code).toBe("CONFLICT");
+    expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+
+    expect((await checkout(app, orderId, await shopperToken("someone-else"))).status).toBe(404);
+    expect((await checkout(app, `${sale.saleId}-nope`, token)).status).toBe(404);
+  });
+
+  it("pays on the signed webhook once: forged refused, duplicated and reordered change nothing", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 20 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "w1");
+    const token = await shopperToken("w1");
+    expect((await checkout(app, orderId, token)).status).toBe(200);
+    const event = stripe.pay(sessionOf(stripe, orderId).id, { deliver: false });
+    const body = JSON.stringify(event);
+    const now = Math.floor(Date.now() / 1000);
+
+    const forged = [
+      await postWebhook(body, null),
+      await postWebhook(body, signPayload(body, "whsec_not_the_secret", now)),
+      await postWebhook(
+        body.replace(`"amount_total":${PRICE}`, '"amount_total":1'),
+        signPayload(body, "x", now),
+      ),
+      await postWebhook(`${body} `, stripeSignatureOf(body, now)),
+      await postWebhook(body, stripeSignatureOf(body, now - 3600)),
+    ];
+    for (const res of forged) {
+      expect(res.status, res.text).toBe(400);
+      expect((res.body.error as { code: string }).code).toBe("INVALID_REQUEST");
+    }
+    expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+
+    // an event about the session arriving before the payment's (reordered) is seen and changes nothing
+    const early = stripeEvent("checkout.session.expired", {
+      ...publicSession(sessionOf(stripe, orderId)),
+      status: "expired",
+    });
+    expect(await stripe.webhooks.sendOnce(early)).toBe(200);
+    expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+
+    const first = await Promise.all([stripe.webhooks.sendOnce(event), stripe.webhooks.sendOnce(event)]);
+    expect(first).toEqual([200, 200]);
+    const paid = await orderRow(orderId);
+    expect(paid).toMatchObject({
+      status: "paid",
+      payment_status: "paid",
+      payment_ref: event.data.object.payment_intent,
+    });
+    const again = stripeEvent("checkout.session.async_payment_succeeded", event.data.object);
+    expect(await stripe.webhooks.sendOnce(again)).toBe(200);
+    expect(await stripe.webhooks.sendOnce(event)).toBe(200);
+    expect((await orderRow(orderId)).paid_at).toEqual(paid.paid_at);
+    const { rows } = await app.db.query(
+      "select count(*)::int as n from order_events where order_id = $1 and type = 'paid'",
+      [orderId],
+    );
+    expect(rows[0].n).toBe(1);
+    expect(stripe.refunds()).toEqual([]);
+    const order = await waitForOrder(app, orderId, "w1", (o) => o.status === "paid");
+    expect(order.payment).toEqual({
+      provider: "stripe",
+      status: "paid",
+      amountCents: PRICE,
+      currency: "usd",
+    });
+    expect((await checkout(app, orderId, token)).status).toBe(409);
+  });
+
+  it("does not pay on a wrong amount or currency", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 20 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "m1", 2);
+    expect((await checkout(app, orderId, await shopperToken("m1"))).status).toBe(200);
+    const session = publicSession(sessionOf(stripe, orderId));
+    const paidSession = {
+      ...session,
+      status: "complete",
+      payment_status: "paid",
+      payment_intent: "pi_test_forged",
+    };
+    for (const changes of [{ amount_total: PRICE }, { currency: "eur" }, { amount_total: PRICE * 2 + 1 }]) {
+      const event = alteredEvent(paidSession, changes);
+      const res = await postWebhook(JSON.stringify(event), stripeSignatureOf(JSON.stringify(event)));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.outcome).toBe("mismatch");
+    }
+    expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+  });
+});
+
+describe("late payments, the deadline, the checkout page", () => {
+  it("refunds a payment that lands after the order expired, exactly once, and keeps the order expired", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 2 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "l1");
+    expect((await checkout(app, orderId, await shopperToken("l1"))).status).toBe(200);
+    const event = stripe.pay(sessionOf(stripe, orderId).id, { deliver: false });
+    await waitForOrder(app, orderId, "l1", (o) => o.status === "expired");
+    const statuses = await Promise.all([stripe.webhooks.sendOnce(event), stripe.webhooks.sendOnce(event)]);
+    expect(statuses).toEqual([200, 200]);
+    expect(await stripe.webhooks.sendOnce(stripeEvent(event.type, event.data.object))).toBe(200);
+    expect(await stripe.webhooks.sendOnce(event)).toBe(200);
+    const intent = event.data.object.payment_intent;
+    expect(stripe.refunds().filter((r) => r.payment_intent === intent)).toHaveLength(1);
+    expect(await orderRow(orderId)).toMatchObject({
+      status: "expired",
+      paid_at: null,
+      payment_status: "refunded",
+    });
+    const order = await app.api.order(orderId, "l1");
+    expect(order.body).toMatchObject({
+      status: "expired",
+      payment: { provider: "stripe", status: "refunded" },
+    });
+    const stats = await app.api.stats(sale.saleId);
+    expect(stats.body).toMatchObject({ remaining: 5, paid: 0, expired: 1, invariantHolds: true });
+  });
+
+  it("decides exactly one of paid / expired (+ one refund) when the payment races the deadline", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({
+      priceCents: PRICE,
+      stock: 10,
+      perUserLimit: 1,
+      paymentWindowSeconds: 3,
+    });
+    const offsets = [-400, -100, 0, 100, 400];
+    const orders = await Promise.all(
+      offsets.map(async (offset, i) => {
+        const { orderId, expiresAt } = await awaitingOrder(app, sale.productToken, `r${i}`);
+        expect((await checkout(app, orderId, await shopperToken(`r${i}`))).status).toBe(200);
+        return {
+          orderId,
+          expiresAt,
+          offset,
+          userId: `r${i}`,
+          event: stripe.pay(sessionOf(stripe, orderId).id, { deliver: false }),
+        };
+      }),
+    );
+    await Promise.all(
+      orders.map(async (o) => {
+        await sleep(Math.max(0, o.expiresAt + o.offset - Date.now()));
+        await stripe.webhooks.send(o.event);
+      }),
+    );
+    let paid = 0;
+    for (const o of orders) {
+      const order = await waitForOrder(app, o.orderId, o.userId, (x) => x.status !== "awaiting_payment");
+      const refunds = stripe.refunds().filter((r) => r.payment_intent === o.event.data.object.payment_intent);
+      if (order.status === "paid") {
+        paid++;
+        expect(refunds).toHaveLength(0);
+        expect(order.payment).toMatchObject({ status: "paid" });
+      } else {
+        expect(order.status).toBe("expired");
+        expect(refunds).toHaveLength(1);
+        expect((await orderRow(o.orderId)).payment_status).toBe("refunded");
+      }
+    }
+    await app.drain();
+    const stats = await app.api.stats(sale.saleId);
+    expect(stats.body).toMatchObject({
+      paid,
+      expired: offsets.length - paid,
+      remaining: 10 - paid,
+      invariantHolds: true,
+    });
+  });
+
+  it("walks the checkout page: Cancel goes back with the order still awaiting payment, Pay makes it paid", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "p1");
+    const { body } = await checkout(app, orderId, await shopperToken("p1"));
+    const page = await fetch(String(body.url));
+    expect(await page.text()).toContain('id="pay"');
+    const cancelled = await fetch(`${body.url}/cancel`, { method: "POST", redirect: "manual" });
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.headers.get("location")).toContain(`order=${orderId}`);
+    expect((await app.api.order(orderId, "p1")).body.status).toBe("awaiting_payment");
+    expect(sessionOf(stripe, orderId).status).toBe("open");
+    const paid = await fetch(`${body.url}/pay`, { method: "POST", redirect: "manual" });
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get("location")).toContain("checkout=paid");
+    await waitForOrder(app, orderId, "p1", (o) => o.status === "paid", 10_000);
+    expect(sessionOf(stripe, orderId)).toMatchObject({ status: "complete", payment_status: "paid" });
+  });
+
+  it("closes the Stripe session when the shopper cancels the order", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5 });
+    const { orderId } = await awaitingOrder(app, sale.productToken, "x1");
+    const token = await shopperToken("x1");
+    expect((await checkout(app, orderId, token)).status).toBe(200);
+    expect((await app.api.order(orderId, "x1", "cancel")).status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (sessionOf(stripe, orderId).status !== "expired" && Date.now() < deadline) await sleep(100);
+    expect(sessionOf(stripe, orderId).status).toBe("expired");
+    const again = await checkout(app, orderId, token);
+    expect((again.body.error as { code: string }).code).toBe("ORDER_CANCELLED");
+  });
+});
+
+describe("the manual provider (the shop's back end confirms)", () => {
+  it("pays only through the operator route; the shopper's pay is refused", async () => {
+    await app.worker.setVars({
+      ...wranglerVars(),
+      ...exampleSecrets(),
+      ...app.stack.vars,
+      ...(app.runtime === "workers" ? {} : serverTestVars(app.stack)),
+      ...VARS,
+      PAYMENT_PROVIDER: "manual",
+    });
+    try {
+      const sale = await app.api.createSale({ priceCents: PRICE, stock: 5 });
+      const { orderId } = await awaitingOrder(app, sale.productToken, "n1", 2);
+      const pay = await app.api.order(orderId, "n1", "pay");
+      expect((pay.body.error as { code: string }).code).toBe("CHECKOUT_REQUIRED");
+      const open = await checkout(app, orderId, await shopperToken("n1"));
+      expect(open.body).toMatchObject({ provider: "manual", orderId });
+      const path = `/orders/${orderId}/payment`;
+      for (const token of [undefined, await shopperToken("n1"), "wrong-token"]) {
+        const res = await app.api.call("POST", `/api/admin${path}`, token ? { token } : {});
+        expect(res.status).toBe(401);
+      }
+      expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+      const confirmed = await app.api.call("POST", `/api/admin${path}`, {
+        token: ADMIN_TOKEN,
+        body: { paymentRef: "shop-42" },
+      });
+      expect(confirmed.status, confirmed.text).toBe(200);
+      expect(confirmed.body).toMatchObject({
+        status: "paid",
+        payment: { provider: "manual", status: "paid", amountCents: PRICE * 2, currency: "usd" },
+      });
+      expect((await app.api.call("POST", `/api/admin${path}`, { token: ADMIN_TOKEN })).status).toBe(200);
+      expect((await orderRow(orderId)).payment_ref).toBe("shop-42");
+      const unknown = await app.api.call("POST", `/api/admin/orders/${sale.saleId}-nope/payment`, {
+        token: ADMIN_TOKEN,
+      });
+      expect(unknown.status).toBe(404);
+    } finally {
+      await app.worker.setVars({
+        ...wranglerVars(),
+        ...exampleSecrets(),
+        ...app.stack.vars,
+        ...(app.runtime === "workers" ? {} : serverTestVars(app.stack)),
+        ...VARS,
+      });
+    }
+  });
+});
+
+/** A `Stripe-Signature` with the stack's webhook secret. */
+function stripeSignatureOf(body: string, timestamp = Math.floor(Date.now() / 1000)): string {
+  return signPayload(body, app.stack.vars.STRIPE_WEBHOOK_SECRET as string, timestamp);
+}
