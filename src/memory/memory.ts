@@ -56,6 +56,11 @@ export type Memory = {
   };
   /** the open event streams, in their budgets (src/routes/event-streams.ts) */
   streams: StreamBudgets;
+  /**
+   * per sale, the stats' walk through Redis holdings, a chunk per reading: the cursor, the users over the
+   * limit seen in this pass and in the last whole one (src/recovery/holding-scan.ts)
+   */
+  holdingScans: Map<string, { cursor: string; seen: Set<string>; last: Set<string> }>;
 };
 
 /** How often the shopper feeds read the stores (from the settings). */
@@ -102,5 +107,6 @@ export function createMemory(t: FeedTimings): Memory {
       stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
+    holdingScans: new Map(),
   };
 }

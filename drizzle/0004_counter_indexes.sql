@@ -1,0 +1,2 @@
+CREATE INDEX "holdings_over_limit_idx" ON "holdings" USING btree ("sale_id") WHERE "holdings"."units" > "holdings"."per_user_limit";--> statement-breakpoint
+CREATE INDEX "orders_sale_written_idx" ON "orders" USING btree ("sale_id","written_at","id");
