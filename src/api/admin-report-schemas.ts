@@ -66,13 +66,10 @@ export const timelineSchema = z
 
 /** `POST /api/admin/sales/{saleId}/reconcile?full=1`: check every ledger entry and order, not one chunk. */
 export const reconcileQuery = z.object({
-  full: z
-    .enum(["0", "1"])
-    .optional()
-    .openapi({
-      description: "`1`: a full run (every ledger entry and order), not the next chunk.",
-      example: "1",
-    }),
+  full: z.enum(["0", "1"]).optional().openapi({
+    description: "`1`: a full run (every ledger entry and order), not the next chunk.",
+    example: "1",
+  }),
 });
 
 export const reconcileReportSchema = z
