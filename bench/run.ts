@@ -19,6 +19,7 @@ import { Meter } from "./measure/meter";
 import { PgStats } from "./measure/pg-stats";
 import { RedisStats } from "./measure/redis-stats";
 import { loadAverage, runMeta } from "./measure/run-meta";
+import { operatorScalePhase, SCALE_DEFAULTS } from "./operator-scale";
 import { hotRowPhase, naivePhase, noopPhase, redisDirectPhase } from "./phases/baseline-phases";
 import { coldBurstPhase } from "./phases/cold-burst";
 import { pipelineAlonePhase, probePhase } from "./phases/probe-phase";
@@ -49,6 +50,7 @@ const { values: args } = parseArgs({
     "watch-rate": { type: "string", default: "50" },
     runtimes: { type: "string", default: "workers,deno,bun" },
     "naive-http": { type: "string", default: "native" },
+    "scale-sizes": { type: "string", default: SCALE_DEFAULTS.sizes },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -121,6 +123,20 @@ async function main(): Promise<number> {
         "\nshopper floods: one token and one address on each shopper route, on Bun (bench/shopper-flood.ts)",
       );
       await floodPhase(env, { runtime: "bun", seconds: 3, connections: 20, buyRate: 50, out: args.out, log });
+    }
+    if (!skip.has("operatorscale")) {
+      log(
+        "\noperator figures by sale size: stats, reconcile, the operator stream, on Bun (bench/operator-scale.ts)",
+      );
+      const scale = await operatorScalePhase(env, {
+        runtime: "bun",
+        sizes: args["scale-sizes"].split(",").map(Number),
+        full: true,
+        streamSeconds: Number(SCALE_DEFAULTS.streamSeconds),
+        out: args.out,
+        log,
+      });
+      if (scale.some((r) => !r.invariantHolds)) return 1;
     }
     return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk ? 0 : 1;
   } finally {

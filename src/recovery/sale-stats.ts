@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import type { StatsDeps } from "../services";
 import { saleKeys } from "../stock/keys";
+import { ledgerField } from "../stock/ledger-entry";
 import { parseQueuedOrder, type QueuedOrder } from "../stock/queued-order";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
@@ -36,6 +37,8 @@ type RedisSide = {
   /** the orders still queued (not yet acknowledged by an order write): the pipeline's backlog */
   queued: QueuedOrder[];
   overLimit: string[];
+  /** of the orders Postgres had not marked restored, those whose units this reading has back ("x:" entry) */
+  givenBack: string[];
 };
 
 /**
@@ -43,22 +46,25 @@ type RedisSide = {
  * remaining, the ledger's length (HLEN), the queued orders (the order pipeline's backlog, not the
  * sale's orders) and one chunk of the holdings.
  */
-async function readRedisSide(deps: StatsDeps, saleId: string): Promise<RedisSide> {
+async function readRedisSide(deps: StatsDeps, saleId: string, unrestored: string[]): Promise<RedisSide> {
   const keys = saleKeys(saleId);
   const scan = holdingScanOf(deps.memory, saleId);
-  const [stock, limit, remaining, ledgerEntries, orders, holdings] = await withRedis(() =>
-    deps.redis
-      .multi()
-      .hget(keys.meta, "stock")
-      .hget(keys.meta, "perUserLimit")
-      .get(keys.stock)
-      .hlen(keys.ledger)
-      .hgetall(keys.orders)
-      .hscan(keys.holdings, scan.cursor, { count: HOLDINGS_PER_READING })
-      .exec<
-        [string | null, string | null, string | null, number, unknown, [string | number, (string | number)[]]]
-      >(),
+  const restoreFields = unrestored.map((id) => ledgerField("restore", id));
+  const multi = deps.redis
+    .multi()
+    .hget(keys.meta, "stock")
+    .hget(keys.meta, "perUserLimit")
+    .get(keys.stock)
+    .hlen(keys.ledger)
+    .hgetall(keys.orders)
+    .hscan(keys.holdings, scan.cursor, { count: HOLDINGS_PER_READING });
+  // biome-ignore format: one line per reply
+  type Replies = [string | null, string | null, string | null, number, unknown, [string | number, (string | number)[]], unknown];
+  const [stock, limit, remaining, ledgerEntries, orders, holdings, restores] = await withRedis(() =>
+    (restoreFields.length > 0 ? multi.hmget(keys.ledger, ...restoreFields) : multi).exec<Replies>(),
   );
+  const given = Array.isArray(restores) ? restores : [];
+  const givenBack = unrestored.filter((_, i) => given[i] !== null && given[i] !== undefined);
   const queued = Object.values(toRecord(orders) ?? {})
     .map((json) => parseQueuedOrder(saleId, json))
     .filter((o): o is QueuedOrder => o !== null);
@@ -70,6 +76,7 @@ async function readRedisSide(deps: StatsDeps, saleId: string): Promise<RedisSide
     ledgerEntries: Number(ledgerEntries),
     queued,
     overLimit: takeHoldingChunk(scan, holdings, perUserLimit),
+    givenBack,
   };
 }
 
@@ -83,6 +90,10 @@ type CounterRow = {
   unrestored_units: number | null;
   queued_live: number | null;
   queued_unrestored: number | null;
+  /** units of orders this Redis reading had back that Postgres still counts as to restore */
+  given_back: number | null;
+  /** units of orders this Redis reading still counted that Postgres marked restored since */
+  marked_since: number | null;
   over_limit: unknown;
 };
 
@@ -91,22 +102,47 @@ type CounterRow = {
  * already has (written, not yet acknowledged: counted once, as queued) and the users over the limit
  * (a partial index holds only those): a cost that does not grow with the sale.
  */
-async function readCounters(deps: StatsDeps, saleId: string, queuedIds: string[]): Promise<CounterRow> {
+async function readCounters(
+  deps: StatsDeps,
+  saleId: string,
+  r: RedisSide,
+  unrestored: string[],
+): Promise<CounterRow> {
+  const ids = (list: string[]) => sql`(select jsonb_array_elements_text(${JSON.stringify(list)}::jsonb))`;
+  const back = new Set(r.givenBack);
+  const counted = unrestored.filter((id) => !back.has(id));
   const result = await withDb(() =>
     deps.db.execute<CounterRow>(sql`
       with q as (
         select status, quantity, restored_at from orders
-        where id in (select jsonb_array_elements_text(${JSON.stringify(queuedIds)}::jsonb)) and sale_id = ${saleId}
+        where id in ${ids(r.queued.map((o) => o.orderId))} and sale_id = ${saleId}
       )
       select c.orders, c.awaiting_payment, c.paid, c.expired, c.cancelled, c.live_units, c.unrestored_units,
         (select coalesce(sum(quantity), 0) from q where status in ('awaiting_payment', 'paid'))::int as queued_live,
         (select coalesce(sum(quantity), 0) from q
           where status in ('expired', 'cancelled') and restored_at is null)::int as queued_unrestored,
+        (select coalesce(sum(quantity), 0) from orders where id in ${ids(r.givenBack)}
+          and sale_id = ${saleId} and restored_at is null)::int as given_back,
+        (select coalesce(sum(quantity), 0) from orders where id in ${ids(counted)}
+          and sale_id = ${saleId} and restored_at is not null)::int as marked_since,
         (select coalesce(json_agg(user_id), '[]'::json) from holdings
           where sale_id = ${saleId} and units > per_user_limit) as over_limit
       from (select 1) as one left join sale_counters c on c.sale_id = ${saleId}`),
   );
   return result.rows[0] as CounterRow;
+}
+
+/** Bound on the restores in flight a reading looks at one by one (the sweep settles them in batches of 200). */
+const UNRESTORED_READ = 5_000;
+
+/** Orders whose fate is decided and whose units Postgres has not recorded back: the restore backlog. */
+async function readUnrestored(deps: StatsDeps, saleId: string): Promise<string[]> {
+  const result = await withDb(() =>
+    deps.db.execute<{ id: string }>(sql`
+      select id from orders where sale_id = ${saleId} and status in ('expired', 'cancelled')
+        and restored_at is null limit ${UNRESTORED_READ}`),
+  );
+  return result.rows.map((row) => row.id);
 }
 
 /**
@@ -117,22 +153,22 @@ async function readCounters(deps: StatsDeps, saleId: string, queuedIds: string[]
  * an order leaves Redis's queue only after its Postgres row exists, so nothing falls between the two
  * reads, and a queued order Postgres already has is counted once. Every figure is a counter or the
  * pipeline's backlog, so a reading costs the same at 10,000 orders as at a million; the
- * reconciliation checks the counters against a recount. A reading taken while an order moves between
- * the two reads (a restore Redis made and Postgres has not recorded yet, an order reserved after the
- * Redis read and written before the Postgres one) can disagree for a moment: {@link saleStats} reads
- * again.
+ * reconciliation checks the counters against a recount. A restore in flight (Redis gave the units back,
+ * Postgres has not recorded it) is settled exactly: the restore backlog's ids are read first, the Redis
+ * reading says which of them it has back, and the last read counts each by that. A reading taken while
+ * an order moves in a way these reads do not pin (reserved after the Redis read and written before the
+ * Postgres one; expired and restored between the reads) can disagree for a moment: {@link saleStats}
+ * reads again.
  */
 async function readSaleStats(deps: StatsDeps, saleId: string): Promise<SaleStats> {
-  const r = await readRedisSide(deps, saleId);
-  const row = await readCounters(
-    deps,
-    saleId,
-    r.queued.map((o) => o.orderId),
-  );
+  const unrestored = await readUnrestored(deps, saleId);
+  const r = await readRedisSide(deps, saleId, unrestored);
+  const row = await readCounters(deps, saleId, r, unrestored);
   const n = (v: number | null) => Number(v ?? 0);
   const queuedUnits = r.queued.reduce((sum, o) => sum + o.quantity, 0);
   const liveUnits = queuedUnits + n(row.live_units) - n(row.queued_live);
-  const pendingRestoreUnits = n(row.unrestored_units) - n(row.queued_unrestored);
+  const pendingRestoreUnits =
+    n(row.unrestored_units) - n(row.queued_unrestored) - n(row.given_back) + n(row.marked_since);
   const overInPostgres = parseUserIds(row.over_limit);
   const usersOverLimit = new Set([...overInPostgres, ...r.overLimit]).size;
   const breaks: string[] = [];

@@ -83,6 +83,7 @@ export type RedisPipeline = {
   // biome-ignore lint/correctness/noUnusedVariables: mirrors Upstash's signature, whose call sites pass a type argument
   hget<T = string>(key: string, field: string): RedisPipeline;
   hgetall(key: string): RedisPipeline;
+  hmget(key: string, ...fields: string[]): RedisPipeline;
   hset(key: string, fields: Record<string, string | number>): RedisPipeline;
   hdel(key: string, ...fields: string[]): RedisPipeline;
   hexists(key: string, field: string): RedisPipeline;
