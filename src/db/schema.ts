@@ -157,7 +157,7 @@ export const deadLetters = pgTable("dead_letters", {
 
 /**
  * A sale's figures as counters, so the operator's stats read one row whatever the sale's size. Kept by
- * statement-level triggers on `orders` (migration `sale_counters`): every statement that
+ * statement-level triggers on `orders` (migration `sale_counters_triggers`, hand-written): every statement that
  * writes orders, moves their status, or marks their units restored changes the counters
  * in that same statement, from its own transition tables, so a duplicate or reordered delivery (which
  * changes no row) changes no counter, and every caller (order writes, pay, cancel, expiry, void,
