@@ -110,12 +110,13 @@ async function scaleRow(
     return (await res.json()) as Record<string, unknown>;
   };
   const stats = await timed(engine.pid, 9, () => call("GET", `/sales/${sale.saleId}/stats`));
+  // the stream before the reconciliation runs, whose garbage would be collected during it
+  const idle = await cpuPerSecond(engine, env.adminToken, null, o.streamSeconds);
+  const streaming = await cpuPerSecond(engine, env.adminToken, sale.saleId, o.streamSeconds);
   const reconcile = await timed(engine.pid, 3, () => call("POST", `/sales/${sale.saleId}/reconcile`));
   const full = o.full
     ? await timed(engine.pid, 1, () => call("POST", `/sales/${sale.saleId}/reconcile?full=1`))
     : null;
-  const idle = await cpuPerSecond(engine, env.adminToken, null, o.streamSeconds);
-  const streaming = await cpuPerSecond(engine, env.adminToken, sale.saleId, o.streamSeconds);
   const row: ScaleRow = {
     orders,
     seedSeconds,

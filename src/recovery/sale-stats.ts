@@ -1,5 +1,3 @@
-import { sql } from "drizzle-orm";
-import { withDb } from "../db/client";
 import type { StatsDeps } from "../services";
 import { saleKeys } from "../stock/keys";
 import { ledgerField } from "../stock/ledger-entry";
@@ -7,6 +5,7 @@ import { parseQueuedOrder, type QueuedOrder } from "../stock/queued-order";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
 import { HOLDINGS_PER_READING, holdingScanOf, takeHoldingChunk } from "./holding-scan";
+import { readCounters, readUnrestored } from "./stats-reads";
 
 export type SaleStats = {
   stock: number;
@@ -80,71 +79,6 @@ async function readRedisSide(deps: StatsDeps, saleId: string, unrestored: string
   };
 }
 
-type CounterRow = {
-  orders: number | null;
-  awaiting_payment: number | null;
-  paid: number | null;
-  expired: number | null;
-  cancelled: number | null;
-  live_units: number | null;
-  unrestored_units: number | null;
-  queued_live: number | null;
-  queued_unrestored: number | null;
-  /** units of orders this Redis reading had back that Postgres still counts as to restore */
-  given_back: number | null;
-  /** units of orders this Redis reading still counted that Postgres marked restored since */
-  marked_since: number | null;
-  over_limit: unknown;
-};
-
-/**
- * The sale's counters (one row, kept by the orders' triggers), the units of the queued orders Postgres
- * already has (written, not yet acknowledged: counted once, as queued) and the users over the limit
- * (a partial index holds only those): a cost that does not grow with the sale.
- */
-async function readCounters(
-  deps: StatsDeps,
-  saleId: string,
-  r: RedisSide,
-  unrestored: string[],
-): Promise<CounterRow> {
-  const ids = (list: string[]) => sql`(select jsonb_array_elements_text(${JSON.stringify(list)}::jsonb))`;
-  const back = new Set(r.givenBack);
-  const counted = unrestored.filter((id) => !back.has(id));
-  const result = await withDb(() =>
-    deps.db.execute<CounterRow>(sql`
-      with q as (
-        select status, quantity, restored_at from orders
-        where id in ${ids(r.queued.map((o) => o.orderId))} and sale_id = ${saleId}
-      )
-      select c.orders, c.awaiting_payment, c.paid, c.expired, c.cancelled, c.live_units, c.unrestored_units,
-        (select coalesce(sum(quantity), 0) from q where status in ('awaiting_payment', 'paid'))::int as queued_live,
-        (select coalesce(sum(quantity), 0) from q
-          where status in ('expired', 'cancelled') and restored_at is null)::int as queued_unrestored,
-        (select coalesce(sum(quantity), 0) from orders where id in ${ids(r.givenBack)}
-          and sale_id = ${saleId} and restored_at is null)::int as given_back,
-        (select coalesce(sum(quantity), 0) from orders where id in ${ids(counted)}
-          and sale_id = ${saleId} and restored_at is not null)::int as marked_since,
-        (select coalesce(json_agg(user_id), '[]'::json) from holdings
-          where sale_id = ${saleId} and units > per_user_limit) as over_limit
-      from (select 1) as one left join sale_counters c on c.sale_id = ${saleId}`),
-  );
-  return result.rows[0] as CounterRow;
-}
-
-/** Bound on the restores in flight a reading looks at one by one (the sweep settles them in batches of 200). */
-const UNRESTORED_READ = 5_000;
-
-/** Orders whose fate is decided and whose units Postgres has not recorded back: the restore backlog. */
-async function readUnrestored(deps: StatsDeps, saleId: string): Promise<string[]> {
-  const result = await withDb(() =>
-    deps.db.execute<{ id: string }>(sql`
-      select id from orders where sale_id = ${saleId} and status in ('expired', 'cancelled')
-        and restored_at is null limit ${UNRESTORED_READ}`),
-  );
-  return result.rows.map((row) => row.id);
-}
-
 /**
  * The operator's figures and the contract's invariant: stock (initial + adjustments) = remaining +
  * units in live orders (+ units of finished orders whose restore is still in flight), remaining not
@@ -163,7 +97,8 @@ async function readUnrestored(deps: StatsDeps, saleId: string): Promise<string[]
 async function readSaleStats(deps: StatsDeps, saleId: string): Promise<SaleStats> {
   const unrestored = await readUnrestored(deps, saleId);
   const r = await readRedisSide(deps, saleId, unrestored);
-  const row = await readCounters(deps, saleId, r, unrestored);
+  const queuedIds = r.queued.map((o) => o.orderId);
+  const row = await readCounters(deps, saleId, { queuedIds, givenBack: r.givenBack, unrestored });
   const n = (v: number | null) => Number(v ?? 0);
   const queuedUnits = r.queued.reduce((sum, o) => sum + o.quantity, 0);
   const liveUnits = queuedUnits + n(row.live_units) - n(row.queued_live);
