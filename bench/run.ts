@@ -131,7 +131,7 @@ async function main(): Promise<number> {
       const scale = await operatorScalePhase(env, {
         runtime: "bun",
         sizes: args["scale-sizes"].split(",").map(Number),
-        full: true,
+        fullUpTo: Number(SCALE_DEFAULTS.fullUpTo),
         streamSeconds: Number(SCALE_DEFAULTS.streamSeconds),
         out: args.out,
         log,
