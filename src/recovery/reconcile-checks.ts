@@ -2,14 +2,20 @@ import type { AppliedAdjustment } from "../catalog/sale-repository";
 import type { ReconcileDeps } from "../services";
 import { type LedgerEntry, ledgerField, ledgerFieldOf, reservedOrder } from "../stock/ledger-entry";
 import type { QueuedOrder } from "../stock/queued-order";
-import type { ReconcileReport } from "./reconcile-sale";
 import type { OrderReading } from "./reconcile-walk";
+
+/** An order whose user or quantity differ between the ledger and Postgres. */
+export type Mismatch = {
+  orderId: string;
+  ledger: { userId?: string; quantity?: number };
+  db: { userId: string; quantity: number };
+};
 
 /** What a run found so far, chunk after chunk. */
 export type Findings = {
   read: number;
   lost: QueuedOrder[];
-  mismatched: ReconcileReport["mismatched"];
+  mismatched: Mismatch[];
   trim: string[];
   unrecorded: AppliedAdjustment[];
 };

@@ -5,7 +5,7 @@ import { saleKeys } from "../stock/keys";
 import type { LedgerEntry } from "../stock/ledger-entry";
 import { setSalePaused } from "../stock/pause";
 import { withRedis } from "../stores/with-redis";
-import { checkAdjustments, checkReservations, type Findings } from "./reconcile-checks";
+import { checkAdjustments, checkReservations, type Findings, type Mismatch } from "./reconcile-checks";
 import {
   checkOrdersChunk,
   readLedgerChunk,
@@ -35,11 +35,7 @@ export type ReconcileReport = {
   /** adjustments Redis applied that Postgres had not recorded (their request failed in between) */
   recordedAdjustments: string[];
   ordersWithoutReservation: string[];
-  mismatched: {
-    orderId: string;
-    ledger: { userId?: string; quantity?: number };
-    db: { userId: string; quantity: number };
-  }[];
+  mismatched: Mismatch[];
   /** the sale's counters against a recount of its orders: checked once per pass; those repaired */
   counters: { checked: boolean; repaired: CounterRepair[] };
   drift: number;
