@@ -27,6 +27,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/payments.test.ts",
   "test/integration/shop-identity.test.ts",
   "test/integration/webhooks.test.ts",
+  "test/integration/sale-counters.test.ts",
 ];
 
 /**

@@ -20,6 +20,7 @@ import { Meter } from "./measure/meter";
 import { PgStats } from "./measure/pg-stats";
 import { RedisStats } from "./measure/redis-stats";
 import { loadAverage, runMeta } from "./measure/run-meta";
+import { operatorScalePhase, SCALE_DEFAULTS } from "./operator-scale";
 import { hotRowPhase, naivePhase, noopPhase, redisDirectPhase } from "./phases/baseline-phases";
 import { coldBurstPhase } from "./phases/cold-burst";
 import { floorRuntimes } from "./phases/floor-runtimes";
@@ -53,6 +54,7 @@ const { values: args } = parseArgs({
     "naive-http": { type: "string", default: "native" },
     "floor-seconds": { type: "string", default: "8" },
     "floor-tokens": { type: "string", default: "300000" },
+    "scale-sizes": { type: "string", default: SCALE_DEFAULTS.sizes },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -142,6 +144,20 @@ async function main(): Promise<number> {
         "\nshopper floods: one token and one address on each shopper route, on Bun (bench/shopper-flood.ts)",
       );
       await floodPhase(env, { runtime: "bun", seconds: 3, connections: 20, buyRate: 50, out: args.out, log });
+    }
+    if (!skip.has("operatorscale")) {
+      log(
+        "\noperator figures by sale size: stats, reconcile, the operator stream, on Bun (bench/operator-scale.ts)",
+      );
+      const scale = await operatorScalePhase(env, {
+        runtime: "bun",
+        sizes: args["scale-sizes"].split(",").map(Number),
+        fullUpTo: Number(SCALE_DEFAULTS.fullUpTo),
+        streamSeconds: Number(SCALE_DEFAULTS.streamSeconds),
+        out: args.out,
+        log,
+      });
+      if (scale.some((r) => !r.invariantHolds)) return 1;
     }
     return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk ? 0 : 1;
   } finally {

@@ -35,6 +35,7 @@ export type Env = {
   OUTBOX_GRACE_SECONDS?: string;
   RECOVERY_QUIET_SECONDS?: string;
   LEDGER_TRIM_AFTER_SECONDS?: string;
+  RECONCILE_CHUNK?: string;
   REALTIME_MAX_STREAMS?: string;
   REALTIME_MAX_ORDER_STREAMS?: string;
   REALTIME_MAX_STREAMS_PER_IP?: string;
@@ -110,6 +111,8 @@ const configSchema = z
     OUTBOX_GRACE_SECONDS: positiveInt(10),
     RECOVERY_QUIET_SECONDS: z.coerce.number().int().min(0).default(30),
     LEDGER_TRIM_AFTER_SECONDS: z.coerce.number().int().min(0).default(86_400),
+    /** ledger entries and orders one reconciliation run checks (each), whatever the sale's size */
+    RECONCILE_CHUNK: positiveInt(2_000),
     /** anonymous sale streams (sale and sale-list) per isolate or process; Deno and Bun default higher */
     REALTIME_MAX_STREAMS: positiveInt(STREAM_DEFAULTS.workers.sale),
     /** order streams per isolate or process, a budget apart from the sale streams' */

@@ -65,6 +65,12 @@ export type LimitDeps = Pick<Deps, "config" | "redis" | "memory" | "now" | "defe
 /** What rebuilding a sale's Redis state from Postgres needs (src/recovery/). */
 export type RebuildDeps = LifecycleDeps & Partial<Pick<Deps, "defer">>;
 
+/** What a sale's stats reading needs: the stores and the process's memory (src/recovery/sale-stats.ts). */
+export type StatsDeps = Pick<Deps, "redis" | "db" | "memory">;
+
+/** What a reconciliation run needs (src/recovery/reconcile-sale.ts). */
+export type ReconcileDeps = Pick<Deps, "redis" | "db" | "config" | "qstash" | "now" | "memory">;
+
 /** TCP drivers, which only server runtimes can use; a Workers build does not bundle them. */
 export type TcpConnectors = {
   redis(url: string): RedisStore & { close(): Promise<void> };

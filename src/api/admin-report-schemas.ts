@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { RebuildReport } from "../recovery/rebuild";
 import type { ReconcileReport } from "../recovery/reconcile-sale";
+import { COUNTER_FIELDS } from "../recovery/sale-counters";
 import type { SaleStats } from "../recovery/sale-stats";
 import type { TimelinePoint } from "../stock/timeline";
 
@@ -63,10 +64,29 @@ export const timelineSchema = z
   })
   .openapi("Timeline");
 
+/** `POST /api/admin/sales/{saleId}/reconcile?full=1`: check every ledger entry and order, not one chunk. */
+export const reconcileQuery = z.object({
+  full: z.enum(["0", "1"]).optional().openapi({
+    description: "`1`: a full run (every ledger entry and order), not the next chunk.",
+    example: "1",
+  }),
+});
+
 export const reconcileReportSchema = z
   .strictObject({
     saleId: z.string().openapi({ example: "s4k2x9q1m0abc" }),
-    checkedLedgerEntries: count("Redis ledger entries checked.", 125),
+    full: z
+      .boolean()
+      .openapi({ description: "A full run (`?full=1`): every ledger entry and order checked." }),
+    checkedLedgerEntries: count("Redis ledger entries checked (a bounded chunk, unless full).", 125),
+    checkedOrders: count(
+      "Orders written since the last run's watermark, checked (a bounded chunk, unless full).",
+      40,
+    ),
+    passComplete: z.boolean().openapi({
+      description:
+        "The walk through the ledger finished a pass in this run; the counters were then recounted.",
+    }),
     republished: orderIds("Reservations without a Postgres order: their order write was published again."),
     recordedAdjustments: z.array(z.string()).openapi({
       description: "Stock adjustments Redis applied and Postgres had not recorded, now recorded.",
@@ -81,6 +101,22 @@ export const reconcileReportSchema = z
         }),
       )
       .openapi({ description: "Orders whose user or quantity differ between the stores (reported)." }),
+    counters: z.strictObject({
+      checked: z
+        .boolean()
+        .openapi({ description: "The stats' counters were recounted from the orders in this run." }),
+      repaired: z
+        .array(
+          z.strictObject({
+            counter: z.enum(COUNTER_FIELDS),
+            was: z.int(),
+            recounted: z.int(),
+          }),
+        )
+        .openapi({
+          description: "Counters that did not match the recount: what they said, what they now say.",
+        }),
+    }),
     drift: z.int().openapi({
       description: "Units by which stock differs from remaining + live + restoring, if it lasts (0: none).",
       example: 0,

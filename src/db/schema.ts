@@ -9,6 +9,7 @@ import {
   pgSequence,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -91,6 +92,8 @@ export const orders = pgTable(
   },
   (t) => [
     index("orders_sale_status_idx").on(t.saleId, t.status),
+    /** the reconciliation's watermark: a sale's orders in the order they were written */
+    index("orders_sale_written_idx").on(t.saleId, t.writtenAt, t.id),
     index("orders_unrestored_idx")
       .on(t.saleId)
       .where(sql`${t.status} in ('expired', 'cancelled') and ${t.restoredAt} is null`),
@@ -121,7 +124,12 @@ export const holdings = pgTable(
     units: integer("units").notNull(),
     perUserLimit: integer("per_user_limit").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.saleId, t.userId] }), check("holdings_units_check", sql`${t.units} >= 0`)],
+  (t) => [
+    primaryKey({ columns: [t.saleId, t.userId] }),
+    check("holdings_units_check", sql`${t.units} >= 0`),
+    /** the stats' users over the limit, read without scanning the sale's holdings */
+    index("holdings_over_limit_idx").on(t.saleId).where(sql`${t.units} > ${t.perUserLimit}`),
+  ],
 );
 
 export const orderEventTypes = ["written", "paid", "expired", "cancelled", "restored"] as const;
@@ -218,3 +226,31 @@ export const paymentEvents = pgTable("payment_events", {
   outcome: text("outcome").notNull(),
   at: ts("at").notNull().defaultNow(),
 });
+
+/**
+ * A sale's figures as counters, so the operator's stats read one row whatever the sale's size. Kept by
+ * statement-level triggers on `orders` (migration `sale_counters_triggers`, hand-written): every statement that
+ * writes orders, moves their status, or marks their units restored changes the counters
+ * in that same statement, from its own transition tables, so a duplicate or reordered delivery (which
+ * changes no row) changes no counter, and every caller (order writes, pay, cancel, expiry, void,
+ * rebuild) is covered without knowing. The reconciliation recounts them (`recovery/sale-counters.ts`).
+ * A sale's figures are the sum of its rows: each database session adds to its own `shard` (its backend
+ * pid modulo 8), so concurrent order writes of one sale do not queue behind one row's lock.
+ */
+export const saleCounters = pgTable(
+  "sale_counters",
+  {
+    saleId: text("sale_id").notNull(),
+    shard: smallint("shard").notNull().default(0),
+    orders: integer("orders").notNull().default(0),
+    awaitingPayment: integer("awaiting_payment").notNull().default(0),
+    paid: integer("paid").notNull().default(0),
+    expired: integer("expired").notNull().default(0),
+    cancelled: integer("cancelled").notNull().default(0),
+    /** units of awaiting_payment and paid orders */
+    liveUnits: integer("live_units").notNull().default(0),
+    /** units of expired and cancelled orders not yet back in Redis (restored_at null) */
+    unrestoredUnits: integer("unrestored_units").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.saleId, t.shard] })],
+);

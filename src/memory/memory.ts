@@ -72,6 +72,11 @@ export type Memory = {
   keySets: Map<string, KeySetEntry>;
   /** shopper tokens verified here, by their text: a retry skips the HMAC (src/middleware/shopper-token.ts) */
   verifiedTokens: VerifiedTokens;
+  /**
+   * per sale, the stats' walk through Redis holdings, a chunk per reading: the cursor, the users over the
+   * limit seen in this pass and in the last whole one (src/recovery/holding-scan.ts)
+   */
+  holdingScans: Map<string, { cursor: string; seen: Set<string>; last: Set<string> }>;
 };
 
 /** How often the shopper feeds read the stores (from the settings). */
@@ -120,5 +125,6 @@ export function createMemory(t: FeedTimings): Memory {
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
     keySets: new Map(),
     verifiedTokens: createVerifiedTokens(),
+    holdingScans: new Map(),
   };
 }

@@ -6,7 +6,7 @@ import { readTimeline, type TimelinePoint } from "../stock/timeline";
 /** What the operator's live view shows of a sale: `GET …/stats` and `GET …/timeline`, as they answer. */
 export type OperatorFigures = { stats: SaleStats; timeline: { points: TimelinePoint[]; serverTime: string } };
 
-type Stores = Pick<Deps, "redis" | "db">;
+type Stores = Pick<Deps, "redis" | "db" | "memory">;
 
 /** One sale's figures, read at `now`. */
 export async function readSaleFigures(d: Stores, saleId: string, now: number): Promise<OperatorFigures> {

@@ -112,9 +112,14 @@ async function advanceEpoch(
   deps: RebuildDeps,
   saleId: string,
 ): Promise<{ sale: SaleRow; live: LiveOrder[]; settled: string[]; recordedAdjustments: string[] } | null> {
-  const [sales, settled, live, adjustments] = await withDb(() =>
+  // the live orders' epoch before the settled restores: only the latter move the sale's counters
+  // (a trigger), whose row lock is then the transaction's last, as in every other statement
+  const [sales, live, settled, adjustments] = await withDb(() =>
     deps.db.transaction([
       sql`update sales set epoch = epoch + 1 where id = ${saleId} returning *`,
+      sql`update orders set epoch = (select epoch from sales where id = ${saleId})
+          where sale_id = ${saleId} and status in ('awaiting_payment', 'paid')
+          returning id, user_id, quantity, created_at, expires_at`,
       sql`with settled as (
             update orders set restored_at = now()
             where sale_id = ${saleId} and status in ('expired', 'cancelled') and restored_at is null
@@ -124,9 +129,6 @@ async function advanceEpoch(
             select id, sale_id, 'restored', '{"by":"rebuild"}'::jsonb from settled on conflict do nothing
           )
           select id from settled`,
-      sql`update orders set epoch = (select epoch from sales where id = ${saleId})
-          where sale_id = ${saleId} and status in ('awaiting_payment', 'paid')
-          returning id, user_id, quantity, created_at, expires_at`,
       sql`select id from stock_adjustments where sale_id = ${saleId}`,
     ]),
   );

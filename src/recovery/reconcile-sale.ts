@@ -1,24 +1,21 @@
-import { sql } from "drizzle-orm";
-import {
-  type AppliedAdjustment,
-  recordAppliedAdjustments,
-  setSalePausedInDb,
-} from "../catalog/sale-repository";
-import { withDb } from "../db/client";
+import { recordAppliedAdjustments, setSalePausedInDb } from "../catalog/sale-repository";
 import { enqueueOrders } from "../orders/enqueue-order";
-import type { Deps } from "../services";
+import type { ReconcileDeps } from "../services";
 import { saleKeys } from "../stock/keys";
-import {
-  type LedgerEntry,
-  ledgerField,
-  ledgerFieldOf,
-  parseLedgerEntry,
-  reservedOrder,
-} from "../stock/ledger-entry";
+import type { LedgerEntry } from "../stock/ledger-entry";
 import { setSalePaused } from "../stock/pause";
-import type { QueuedOrder } from "../stock/queued-order";
-import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
+import { checkAdjustments, checkReservations, type Findings, type Mismatch } from "./reconcile-checks";
+import {
+  checkOrdersChunk,
+  readLedgerChunk,
+  readOrdersById,
+  readRecordedAdjustments,
+  readWatermark,
+  START,
+  saveWatermark,
+} from "./reconcile-walk";
+import { type CounterRepair, recountCounters } from "./sale-counters";
 import { type SaleStats, saleStats } from "./sale-stats";
 
 const DRIFT_RECHECK_MS = 1_000;
@@ -27,16 +24,20 @@ const driftOf = (s: SaleStats) => s.stock - (s.remaining + s.liveUnits + s.pendi
 
 export type ReconcileReport = {
   saleId: string;
+  /** a full run (every ledger entry and order), or one incremental run from the watermark */
+  full: boolean;
   checkedLedgerEntries: number;
+  /** orders written since the last run's watermark that this run checked */
+  checkedOrders: number;
+  /** the walk through the ledger finished a pass in this run (the counters were then recounted) */
+  passComplete: boolean;
   republished: string[];
   /** adjustments Redis applied that Postgres had not recorded (their request failed in between) */
   recordedAdjustments: string[];
   ordersWithoutReservation: string[];
-  mismatched: {
-    orderId: string;
-    ledger: { userId?: string; quantity?: number };
-    db: { userId: string; quantity: number };
-  }[];
+  mismatched: Mismatch[];
+  /** the sale's counters against a recount of its orders: checked once per pass; those repaired */
+  counters: { checked: boolean; repaired: CounterRepair[] };
   drift: number;
   paused: boolean;
   trimmed: number;
@@ -44,45 +45,67 @@ export type ReconcileReport = {
 };
 
 /**
- * Seed 003's reconciliation: the Redis ledger against the Postgres orders. A reservation with no order
- * (its queue message lost) is republished; an order with no reservation, or one whose user or quantity
- * differ, is reported; stock drift pauses the sale rather than overwriting either side. Ledger entries
- * whose story is finished in Postgres (paid, or expired/cancelled and restored; adjustments recorded)
- * are trimmed once the order was written LEDGER_TRIM_AFTER_SECONDS ago (a day by default): until then
- * a late delivery of its order write relies on the entry to know the order is already counted.
+ * Seed 003's reconciliation, the Redis ledger against the Postgres orders, in bounded chunks: a run
+ * goes on from the sale's watermark (a cursor in the ledger, the last order checked) through at most
+ * RECONCILE_CHUNK ledger entries and as many orders written since, so its cost does not grow with the
+ * sale; `full` walks everything at once. A reservation with no order (its queue message lost) is
+ * republished; an order with no reservation, or one whose user or quantity differ, is reported; stock
+ * drift pauses the sale rather than overwriting either side. Once per pass through the ledger (every
+ * run for a small sale) the counters behind the stats are recounted and repaired. Ledger entries whose
+ * story is finished in Postgres (paid, or expired/cancelled and restored; adjustments recorded) are
+ * trimmed once the order was written LEDGER_TRIM_AFTER_SECONDS ago (a day by default): until then a
+ * late delivery of its order write relies on the entry to know the order is already counted.
  */
 export async function reconcileSale(
   deps: ReconcileDeps,
   saleId: string,
   graceMs: number,
+  opts: { full?: boolean } = {},
 ): Promise<ReconcileReport> {
-  const keys = saleKeys(saleId);
-  const raw = Object.values(toRecord(await withRedis(() => deps.redis.hgetall(keys.ledger))) ?? {});
-  const ledger = raw.map(parseLedgerEntry).filter((e): e is LedgerEntry => e !== null);
-  const { rows, recordedAdjustments } = await readOrdersAndAdjustments(deps, saleId);
-  const found = checkReservations(ledger, rows, { saleId, now: deps.now, graceMs });
-  const { unrecorded, trim } = checkAdjustments(ledger, recordedAdjustments, deps);
-  found.trim.push(...trim);
-  const completedAdjustments = await recordAppliedAdjustments(deps, saleId, unrecorded);
+  const full = opts.full === true;
+  const size = deps.config.RECONCILE_CHUNK;
+  let mark = full ? START : await readWatermark(deps, saleId);
+  const found: Findings = { read: 0, lost: [], mismatched: [], trim: [], unrecorded: [] };
+  do {
+    const chunk = await readLedgerChunk(deps, saleId, mark.ledgerCursor, size);
+    await checkLedgerChunk(deps, saleId, chunk.entries, graceMs, found);
+    found.read += chunk.read;
+    mark = { ...mark, ledgerCursor: chunk.cursor };
+  } while (full && mark.ledgerCursor !== "0");
+  const passComplete = mark.ledgerCursor === "0";
+  let checkedOrders = 0;
+  const ordersWithoutReservation: string[] = [];
+  for (let more = true; more; ) {
+    const orders = await checkOrdersChunk(deps, saleId, mark, size);
+    checkedOrders += orders.checked;
+    ordersWithoutReservation.push(...orders.withoutReservation);
+    mark = orders.mark;
+    more = full && orders.checked === size;
+  }
+  const recordedAdjustments = await recordAppliedAdjustments(deps, saleId, found.unrecorded);
   for (let i = 0; i < found.lost.length; i += PUBLISH_CHUNK) {
     const chunk = found.lost.slice(i, i + PUBLISH_CHUNK);
     await enqueueOrders(deps, chunk, { generation: `r${Math.floor(deps.now / 60_000)}` });
   }
-  const reserved = new Set(ledger.flatMap((e) => (e.type === "reserve" ? [e.orderId] : [])));
-  const ordersWithoutReservation = [...rows.values()]
-    .filter((r) => r.status === "awaiting_payment" && !reserved.has(r.id))
-    .map((r) => r.id);
+  // only once the chunk's repairs are made: a run that fails before this checks the same chunk again
+  await saveWatermark(deps, saleId, mark);
+  const repaired = passComplete ? await recountCounters(deps.db, saleId) : [];
+  if (repaired.length > 0) console.error(`reconcile repaired sale ${saleId}'s counters`, repaired);
   const { stats, drift, paused } = await checkDrift(deps, saleId);
   const { mismatched } = found;
   if (found.trim.length > 0 && mismatched.length === 0)
-    await withRedis(() => deps.redis.hdel(keys.ledger, ...found.trim));
+    await withRedis(() => deps.redis.hdel(saleKeys(saleId).ledger, ...found.trim));
   return {
     saleId,
-    checkedLedgerEntries: raw.length,
+    full,
+    checkedLedgerEntries: found.read,
+    checkedOrders,
+    passComplete,
     republished: found.lost.map((o) => o.orderId),
-    recordedAdjustments: completedAdjustments,
+    recordedAdjustments,
     ordersWithoutReservation,
     mismatched,
+    counters: { checked: passComplete, repaired },
     drift,
     paused,
     trimmed: mismatched.length === 0 ? found.trim.length : 0,
@@ -90,89 +113,20 @@ export async function reconcileSale(
   };
 }
 
-type ReconcileDeps = Pick<Deps, "redis" | "db" | "config" | "qstash" | "now">;
-type OrderReading = {
-  id: string;
-  user_id: string;
-  quantity: number;
-  status: string;
-  restored_at: string | null;
-  trimmable: boolean;
-};
-
-/** The sale's orders (with whether each was written long enough ago to trim) and recorded adjustments. */
-async function readOrdersAndAdjustments(deps: ReconcileDeps, saleId: string) {
-  const result = await withDb(() =>
-    deps.db.execute<OrderReading>(sql`
-      select id, user_id, quantity, status, restored_at,
-             written_at < now() - make_interval(secs => ${deps.config.LEDGER_TRIM_AFTER_SECONDS}) as trimmable
-      from orders where sale_id = ${saleId}`),
-  );
-  const adjustments = await withDb(() =>
-    deps.db.execute<{ id: string }>(sql`select id from stock_adjustments where sale_id = ${saleId}`),
-  );
-  return {
-    rows: new Map(result.rows.map((r) => [r.id, r])),
-    recordedAdjustments: new Set(adjustments.rows.map((r) => r.id)),
-  };
-}
-
-/**
- * Each reservation against its order: lost (no order, older than the grace period), mismatched (user or
- * quantity differ), or finished and old enough that no delivery of its order write can still arrive
- * (see writeAndAck): its entries may be trimmed.
- */
-function checkReservations(
-  ledger: LedgerEntry[],
-  rows: Map<string, OrderReading>,
-  at: { saleId: string; now: number; graceMs: number },
+/** One chunk of ledger entries against Postgres: its reservations' orders, its adjustments' records. */
+async function checkLedgerChunk(
+  deps: ReconcileDeps,
+  saleId: string,
+  chunk: { field: string; entry: LedgerEntry }[],
+  graceMs: number,
+  found: Findings,
 ) {
-  const lost: QueuedOrder[] = [];
-  const mismatched: ReconcileReport["mismatched"] = [];
-  const trim: string[] = [];
-  for (const entry of ledger) {
-    if (entry.type !== "reserve") continue;
-    const row = rows.get(entry.orderId);
-    if (!row) {
-      if (at.now - entry.at >= at.graceMs) lost.push(reservedOrder(at.saleId, entry));
-      continue;
-    }
-    if (row.user_id !== entry.userId || Number(row.quantity) !== entry.quantity) {
-      const db = { userId: row.user_id, quantity: Number(row.quantity) };
-      mismatched.push({
-        orderId: entry.orderId,
-        ledger: { userId: entry.userId, quantity: entry.quantity },
-        db,
-      });
-      continue;
-    }
-    const finished =
-      (row.status === "paid" || row.restored_at !== null) &&
-      (row.trimmable === true || String(row.trimmable) === "t");
-    if (finished) {
-      trim.push(ledgerFieldOf(entry));
-      if (row.restored_at !== null) trim.push(ledgerField("restore", entry.orderId));
-    }
-  }
-  return { lost, mismatched, trim };
-}
-
-/**
- * Adjustments Redis applied that Postgres has not recorded (to record now), and recorded ones kept a day
- * after, like a reservation (a retry still under way finds it applied), then trimmed.
- */
-function checkAdjustments(ledger: LedgerEntry[], recorded: Set<string>, deps: ReconcileDeps) {
-  const unrecorded: AppliedAdjustment[] = [];
-  const trim: string[] = [];
-  for (const entry of ledger) {
-    if (entry.type !== "adjust") continue;
-    const old = deps.now - entry.at > deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
-    if (!recorded.has(entry.adjustmentId)) {
-      const { adjustmentId: id, delta, epoch } = entry;
-      if (epoch !== undefined) unrecorded.push({ id, delta, epoch });
-    } else if (old) trim.push(ledgerFieldOf(entry));
-  }
-  return { unrecorded, trim };
+  const ledger = chunk.map((c) => c.entry);
+  const reserved = ledger.flatMap((e) => (e.type === "reserve" ? [e.orderId] : []));
+  const adjusted = ledger.flatMap((e) => (e.type === "adjust" ? [e.adjustmentId] : []));
+  const rows = await readOrdersById(deps, reserved);
+  checkReservations(ledger, rows, { saleId, now: deps.now, graceMs }, found);
+  checkAdjustments(ledger, await readRecordedAdjustments(deps, adjusted), deps, found);
 }
 
 /** The figures, and the sale paused when stock drifts or a user holds too much, twice a moment apart. */

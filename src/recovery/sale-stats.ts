@@ -1,11 +1,11 @@
-import { sql } from "drizzle-orm";
-import { withDb } from "../db/client";
-import type { Deps } from "../services";
+import type { StatsDeps } from "../services";
 import { saleKeys } from "../stock/keys";
-import { parseLedgerField } from "../stock/ledger-entry";
+import { ledgerField } from "../stock/ledger-entry";
 import { parseQueuedOrder, type QueuedOrder } from "../stock/queued-order";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
+import { HOLDINGS_PER_READING, holdingScanOf, takeHoldingChunk } from "./holding-scan";
+import { readCounters, readUnrestored } from "./stats-reads";
 
 export type SaleStats = {
   stock: number;
@@ -31,106 +31,86 @@ export type SaleStats = {
 type RedisSide = {
   stock: number;
   remaining: number;
+  perUserLimit: number;
   ledgerEntries: number;
+  /** the orders still queued (not yet acknowledged by an order write): the pipeline's backlog */
   queued: QueuedOrder[];
-  holdings: Record<string, number>;
-  /** orders this Redis counts: a reservation entry and no restore entry (queued ones included) */
-  counted: string[];
+  overLimit: string[];
+  /** of the orders Postgres had not marked restored, those whose units this reading has back ("x:" entry) */
+  givenBack: string[];
 };
 
 /**
- * Redis figures read atomically (MULTI): a reservation changes stock and the queued set together, and a
- * restore changes stock and writes its "x:" entry together, so the ledger's field names say which
- * orders this very reading of `remaining` still counts.
+ * Redis figures read atomically (MULTI), each at a cost that does not grow with the sale: stock,
+ * remaining, the ledger's length (HLEN), the queued orders (the order pipeline's backlog, not the
+ * sale's orders) and one chunk of the holdings.
  */
-async function readRedisSide(redis: Deps["redis"], saleId: string): Promise<RedisSide> {
+async function readRedisSide(deps: StatsDeps, saleId: string, unrestored: string[]): Promise<RedisSide> {
   const keys = saleKeys(saleId);
-  const [stock, remaining, fields, orders, holdings] = await withRedis(() =>
-    redis
-      .multi()
-      .hget(keys.meta, "stock")
-      .get(keys.stock)
-      .hkeys(keys.ledger)
-      .hgetall(keys.orders)
-      .hgetall(keys.holdings)
-      .exec<[string | null, string | null, string[], unknown, unknown]>(),
+  const scan = holdingScanOf(deps.memory, saleId);
+  const restoreFields = unrestored.map((id) => ledgerField("restore", id));
+  const multi = deps.redis
+    .multi()
+    .hget(keys.meta, "stock")
+    .hget(keys.meta, "perUserLimit")
+    .get(keys.stock)
+    .hlen(keys.ledger)
+    .hgetall(keys.orders)
+    .hscan(keys.holdings, scan.cursor, { count: HOLDINGS_PER_READING });
+  // biome-ignore format: one line per reply
+  type Replies = [string | null, string | null, string | null, number, unknown, [string | number, (string | number)[]], unknown];
+  const [stock, limit, remaining, ledgerEntries, orders, holdings, restores] = await withRedis(() =>
+    (restoreFields.length > 0 ? multi.hmget(keys.ledger, ...restoreFields) : multi).exec<Replies>(),
   );
-  const kinds = fields.map(parseLedgerField);
-  const restored = new Set(kinds.flatMap((k) => (k?.type === "restore" ? [k.id] : [])));
-  const counted = kinds.flatMap((k) => (k?.type === "reserve" && !restored.has(k.id) ? [k.id] : []));
+  const given = Array.isArray(restores) ? restores : [];
+  const givenBack = unrestored.filter((_, i) => given[i] !== null && given[i] !== undefined);
   const queued = Object.values(toRecord(orders) ?? {})
     .map((json) => parseQueuedOrder(saleId, json))
     .filter((o): o is QueuedOrder => o !== null);
-  const held = Object.fromEntries(
-    Object.entries(toRecord(holdings) ?? {}).map(([userId, units]) => [userId, Number(units)]),
-  );
+  const perUserLimit = limit === null ? Number.POSITIVE_INFINITY : Number(limit);
   return {
     stock: Number(stock ?? 0),
     remaining: Number(remaining ?? 0),
-    ledgerEntries: fields.length,
+    perUserLimit,
+    ledgerEntries: Number(ledgerEntries),
     queued,
-    holdings: held,
-    counted,
+    overLimit: takeHoldingChunk(scan, holdings, perUserLimit),
+    givenBack,
   };
 }
-
-/**
- * Longer than a stats reading takes from its Redis read to its Postgres read: an order written that
- * recently and unknown to the Redis reading was reserved (or counted by a late write) after it.
- */
-const READ_GAP_SECONDS = 10;
 
 /**
  * The operator's figures and the contract's invariant: stock (initial + adjustments) = remaining +
  * units in live orders (+ units of finished orders whose restore is still in flight), remaining not
  * below zero, and no user over the limit in either store (Postgres accepts every acknowledged order, so
  * a late write after a Redis loss can take a user over it: that is reported here). Redis is read first:
- * an order leaves Redis only after its Postgres row exists, so nothing falls between the two reads, and
- * an order seen in both is counted once. A finished order's restore is "in flight" when the Redis
- * reading still counts it (reservation entry, no restore entry), whatever Postgres says of it by the
- * time it is read: Postgres marks it restored only after Redis gave it back, and either may happen
- * between the two reads. Likewise an unpaid order the Redis reading does not know and Postgres wrote
- * in the last seconds was reserved after that reading (its units are not out of that `remaining`);
- * older ones (a Redis that lost them) are counted, and paid ones always (their ledger entries are
- * trimmed once finished; no order is reserved, written and paid between two reads a moment apart).
+ * an order leaves Redis's queue only after its Postgres row exists, so nothing falls between the two
+ * reads, and a queued order Postgres already has is counted once. Every figure is a counter or the
+ * pipeline's backlog, so a reading costs the same at 10,000 orders as at a million; the
+ * reconciliation checks the counters against a recount. A restore in flight (Redis gave the units back,
+ * Postgres has not recorded it) is settled exactly: the restore backlog's ids are read first, the Redis
+ * reading says which of them it has back, and the last read counts each by that. A reading taken while
+ * an order moves in a way these reads do not pin (reserved after the Redis read and written before the
+ * Postgres one; expired and restored between the reads) can disagree for a moment: {@link saleStats}
+ * reads again.
  */
-async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): Promise<SaleStats> {
-  const r = await readRedisSide(deps.redis, saleId);
+async function readSaleStats(deps: StatsDeps, saleId: string): Promise<SaleStats> {
+  const unrestored = await readUnrestored(deps, saleId);
+  const r = await readRedisSide(deps, saleId, unrestored);
   const queuedIds = r.queued.map((o) => o.orderId);
-  // one JSON parameter, not one per queued order: a rush can queue more than Postgres's 65,535 parameters
-  const exclude = sql`and id not in (select jsonb_array_elements_text(${JSON.stringify(queuedIds)}::jsonb))`;
-  const result = await withDb(() =>
-    deps.db.execute<Record<string, unknown>>(sql`
-      with counted as (select jsonb_array_elements_text(${JSON.stringify(r.counted)}::jsonb) as id)
-      select
-        count(*) filter (where status = 'awaiting_payment')::int as awaiting,
-        count(*) filter (where status = 'paid')::int as paid,
-        count(*) filter (where status = 'expired')::int as expired,
-        count(*) filter (where status = 'cancelled')::int as cancelled,
-        count(*)::int as total,
-        coalesce(sum(quantity) filter (where status in ('awaiting_payment', 'paid') ${exclude}
-          and (status = 'paid' or id in (select id from counted)
-            or written_at < now() - make_interval(secs => ${READ_GAP_SECONDS}))), 0)::int as live_units,
-        coalesce(sum(quantity) filter (where status in ('expired', 'cancelled') ${exclude}
-          and id in (select id from counted)), 0)::int as pending_units,
-        (select per_user_limit from sales where id = ${saleId}) as per_user_limit,
-        (select coalesce(json_agg(h.user_id), '[]'::json) from holdings h join sales s on s.id = h.sale_id
-          where h.sale_id = ${saleId} and h.units > s.per_user_limit) as over_limit
-      from orders where sale_id = ${saleId}`),
-  );
-  const row = result.rows[0] ?? {};
+  const row = await readCounters(deps, saleId, { queuedIds, givenBack: r.givenBack, unrestored });
+  const n = (v: number | null) => Number(v ?? 0);
   const queuedUnits = r.queued.reduce((sum, o) => sum + o.quantity, 0);
-  const liveUnits = queuedUnits + Number(row.live_units ?? 0);
-  const pendingRestoreUnits = Number(row.pending_units ?? 0);
-  const limit = Number(row.per_user_limit ?? Number.POSITIVE_INFINITY);
+  const liveUnits = queuedUnits + n(row.live_units) - n(row.queued_live);
+  const pendingRestoreUnits =
+    n(row.unrestored_units) - n(row.queued_unrestored) - n(row.given_back) + n(row.marked_since);
   const overInPostgres = parseUserIds(row.over_limit);
-  const overInRedis = Object.keys(r.holdings).filter((userId) => (r.holdings[userId] ?? 0) > limit);
-  const usersOverLimit = new Set([...overInPostgres, ...overInRedis]).size;
+  const usersOverLimit = new Set([...overInPostgres, ...r.overLimit]).size;
   const breaks: string[] = [];
   if (r.remaining < 0) breaks.push(`remaining is ${r.remaining}: units were sold twice`);
   if (usersOverLimit > 0)
     breaks.push(
-      `${usersOverLimit} user(s) over the limit of ${limit} (Postgres ${overInPostgres.length}, Redis ${overInRedis.length})`,
+      `${usersOverLimit} user(s) over the limit of ${r.perUserLimit} (Postgres ${overInPostgres.length}, Redis ${r.overLimit.length})`,
     );
   if (r.stock !== r.remaining + liveUnits + pendingRestoreUnits)
     breaks.push(
@@ -140,11 +120,11 @@ async function readSaleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): 
     stock: r.stock,
     remaining: r.remaining,
     queued: r.queued.length,
-    awaitingPayment: Number(row.awaiting ?? 0),
-    paid: Number(row.paid ?? 0),
-    expired: Number(row.expired ?? 0),
-    cancelled: Number(row.cancelled ?? 0),
-    ordersInDb: Number(row.total ?? 0),
+    awaitingPayment: n(row.awaiting_payment),
+    paid: n(row.paid),
+    expired: n(row.expired),
+    cancelled: n(row.cancelled),
+    ordersInDb: n(row.orders),
     ledgerEntries: r.ledgerEntries,
     liveUnits,
     pendingRestoreUnits,
@@ -164,7 +144,7 @@ function parseUserIds(value: unknown): string[] {
  * {@link readSaleStats}, re-read a few times when it does not add up: a restore in flight is briefly
  * visible in Redis before Postgres records it, so one reading can disagree while nothing is wrong.
  */
-export async function saleStats(deps: Pick<Deps, "redis" | "db">, saleId: string): Promise<SaleStats> {
+export async function saleStats(deps: StatsDeps, saleId: string): Promise<SaleStats> {
   let stats = await readSaleStats(deps, saleId);
   for (let attempt = 0; attempt < 3 && !stats.invariantHolds; attempt++) {
     await new Promise((r) => setTimeout(r, 100));

@@ -104,12 +104,21 @@ async function republishStale(deps: Deps, sales: SaleRecord[], report: SweepRepo
   }
 }
 
+/** How long the sweep goes on reconciling one sale in chunks before it moves to the next. */
+const RECONCILE_BUDGET_MS = 3_000;
+
 /** Step 3: live sales (and those ended within the hour) reconciled, Redis ledger against Postgres. */
 async function reconcileLive(deps: Deps, sales: SaleRecord[], report: SweepReport) {
   for (const sale of sales) {
     if (sale.startsAt > deps.now || sale.endsAt < deps.now - RECONCILE_AFTER_END_MS) continue;
-    const result = await reconcileSale(deps, sale.saleId, deps.config.OUTBOX_GRACE_SECONDS * 1000);
+    // a chunk a run; more chunks while the pass lasts and the run's budget does, so a big sale's pass
+    // through its ledger takes minutes, not hours
+    const started = Date.now();
+    for (;;) {
+      const result = await reconcileSale(deps, sale.saleId, deps.config.OUTBOX_GRACE_SECONDS * 1000);
+      if (result.paused) console.error(`reconcile paused sale ${sale.saleId}: drift ${result.drift}`);
+      if (result.passComplete || result.paused || Date.now() - started > RECONCILE_BUDGET_MS) break;
+    }
     report.reconciled++;
-    if (result.paused) console.error(`reconcile paused sale ${sale.saleId}: drift ${result.drift}`);
   }
 }

@@ -2,6 +2,7 @@ import { createRoute, type z } from "@hono/zod-openapi";
 import {
   deadLettersSchema,
   rebuildReportSchema,
+  reconcileQuery,
   reconcileReportSchema,
   saleStatsSchema,
   timelineSchema,
@@ -66,17 +67,20 @@ const timeline = ofSale(
   timelineSchema,
 );
 
-const reconcile = ofSale(
-  "post",
-  "reconcile",
-  {
-    summary: "Check Redis against Postgres and repair",
-    ok: "What was found and repaired.",
-    description:
-      "Compares the Redis ledger with the Postgres orders: a reservation without an order is published again, an adjustment Redis applied and Postgres missed is recorded, mismatches are reported, and a lasting stock drift (or a user over the limit) pauses the sale rather than overwrite either store.",
+const reconcile = createRoute({
+  method: "post",
+  path: "/sales/{saleId}/reconcile",
+  tags: ["Operator"],
+  security: OPERATOR,
+  summary: "Check Redis against Postgres and repair",
+  description:
+    "Compares the Redis ledger with the Postgres orders: a reservation without an order is published again, an adjustment Redis applied and Postgres missed is recorded, mismatches are reported, the stats' counters are recounted once per pass and repaired, and a lasting stock drift (or a user over the limit) pauses the sale rather than overwrite either store. A run checks a bounded chunk from where the last one stopped; `?full=1` checks everything.",
+  request: { params: saleIdParam, query: reconcileQuery },
+  responses: {
+    200: json("What was found and repaired.", reconcileReportSchema),
+    ...errorResponses("UNAUTHENTICATED", "INVALID_REQUEST", "UNKNOWN_SALE", "UNAVAILABLE"),
   },
-  reconcileReportSchema,
-);
+});
 
 const rebuild = ofSale(
   "post",
@@ -125,7 +129,8 @@ export const adminReportRoutes = apiRouter()
   .openapi(reconcile, async (c) => {
     const d = deps(c);
     const saleId = await existingSaleId(d, c.req.valid("param").saleId);
-    const report = await reconcileSale(d, saleId, d.config.OUTBOX_GRACE_SECONDS * 1000);
+    const full = c.req.valid("query").full === "1";
+    const report = await reconcileSale(d, saleId, d.config.OUTBOX_GRACE_SECONDS * 1000, { full });
     if (report.paused) forgetSaleList(d.memory);
     return c.json(report, 200);
   })

@@ -12,6 +12,8 @@ export function saleKeys(saleId: string) {
     orders: `${p}:orders`,
     outbox: `${p}:outbox`,
     timeline: `${p}:timeline`,
+    /** where the incremental reconciliation stopped: its ledger cursor and its last order checked */
+    reconcile: `${p}:reconcile`,
     /** Length-prefixed user id: no two (user, key) pairs share a name, whatever characters they hold. */
     idempotency: (userId: string, key: string) => `${p}:idem:${userId.length}:${userId}:${key}`,
     userRate: (userId: string) => `${p}:rl:u:${userId}`,

@@ -37,6 +37,12 @@ export type RedisStore = {
   hexists(key: string, field: string): Promise<number>;
   hkeys(key: string): Promise<string[]>;
   hlen(key: string): Promise<number>;
+  /** HSCAN … COUNT: `[cursor, [field, value, …]]` (the cursor a string or a number; "0" once a pass ends). */
+  hscan(
+    key: string,
+    cursor: string | number,
+    options: { count: number },
+  ): Promise<[string | number, (string | number)[]]>;
   sadd(key: string, member: string, ...members: string[]): Promise<number>;
   smembers(key: string): Promise<string[]>;
   zrem(key: string, ...members: string[]): Promise<number>;
@@ -77,11 +83,13 @@ export type RedisPipeline = {
   // biome-ignore lint/correctness/noUnusedVariables: mirrors Upstash's signature, whose call sites pass a type argument
   hget<T = string>(key: string, field: string): RedisPipeline;
   hgetall(key: string): RedisPipeline;
+  hmget(key: string, ...fields: string[]): RedisPipeline;
   hset(key: string, fields: Record<string, string | number>): RedisPipeline;
   hdel(key: string, ...fields: string[]): RedisPipeline;
   hexists(key: string, field: string): RedisPipeline;
   hkeys(key: string): RedisPipeline;
   hlen(key: string): RedisPipeline;
+  hscan(key: string, cursor: string | number, options: { count: number }): RedisPipeline;
   sadd(key: string, member: string, ...members: string[]): RedisPipeline;
   zrem(key: string, ...members: string[]): RedisPipeline;
   hincrby(key: string, field: string, increment: number): RedisPipeline;

@@ -50,6 +50,10 @@ const commands = {
   hexists: (key: string, field: string): Command => ["HEXISTS", [key, field]],
   hkeys: (key: string): Command => ["HKEYS", [key]],
   hlen: (key: string): Command => ["HLEN", [key]],
+  hscan: (key: string, cursor: string | number, o: { count: number }): Command => [
+    "HSCAN",
+    [key, cursor, "COUNT", o.count],
+  ],
   sadd: (key: string, ...members: string[]): Command => ["SADD", [key, ...members]],
   smembers: (key: string): Command => ["SMEMBERS", [key]],
   zrem: (key: string, ...members: string[]): Command => ["ZREM", [key, ...members]],

@@ -87,6 +87,34 @@ describe.each(["upstash", "tcp"])("RedisStore over %s", (name) => {
     expect(await redis().hlen(k("none"))).toBe(0);
   });
 
+  it("scans a hash in chunks (HSCAN: a cursor and a flat array), also in a transaction beside HMGET", async () => {
+    // values past 64 bytes: a hash table, which HSCAN walks in chunks (a small listpack comes whole)
+    const value = (i: number) => `v${i}`.padEnd(80, ".");
+    await redis().hset(
+      k("scan"),
+      Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`f${i}`, value(i)])),
+    );
+    const seen = new Map<string, string>();
+    let cursor: string | number = "0";
+    let rounds = 0;
+    do {
+      const [next, flat] = await redis().hscan(k("scan"), cursor, { count: 50 });
+      for (let i = 0; i + 1 < flat.length; i += 2) seen.set(String(flat[i]), String(flat[i + 1]));
+      cursor = next;
+      rounds++;
+    } while (String(cursor) !== "0");
+    expect(seen.size).toBe(300);
+    expect(seen.get("f7")).toBe(value(7));
+    expect(rounds).toBeGreaterThan(1);
+    const [scan, values] = await redis()
+      .multi()
+      .hscan(k("none"), "0", { count: 10 })
+      .hmget(k("scan"), "f1", "zz")
+      .exec<[[string | number, unknown[]], unknown]>();
+    expect([String(scan[0]), scan[1]]).toEqual(["0", []]);
+    expect(values).toEqual([value(1), null]);
+  });
+
   it("answers sets, sorted-set ranges and removal, and TIME", async () => {
     expect(await redis().sadd(k("set"), "x", "y")).toBe(2);
     expect((await redis().smembers(k("set"))).sort()).toEqual(["x", "y"]);
