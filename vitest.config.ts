@@ -24,6 +24,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/openapi.test.ts",
   "test/integration/header-limits.test.ts",
   "test/integration/shopper-limits.test.ts",
+  "test/integration/admission.test.ts",
 ];
 
 /**

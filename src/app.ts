@@ -16,6 +16,8 @@ import { orderEventRoutes, saleEventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { jobRoutes } from "./routes/jobs";
 import { orderRoutes } from "./routes/orders";
+import { queueRoutes } from "./routes/queue";
+import { queueEventRoutes } from "./routes/queue-events";
 import { saleListEventRoutes } from "./routes/sale-list-events";
 import { saleRoutes } from "./routes/sales";
 import { type Defer, depsAt, type Services } from "./services";
@@ -63,6 +65,8 @@ export function createApp(platform: Platform) {
   app.route("/api/health", healthRoutes);
   app.route("/api/sales", saleListEventRoutes);
   app.route("/api/sales", saleEventRoutes);
+  app.route("/api/sales", queueEventRoutes);
+  app.route("/api/sales", queueRoutes);
   app.route("/api/sales", saleRoutes);
   app.route("/api/buy", buyRoutes);
   app.route("/api/orders", orderEventRoutes);

@@ -39,6 +39,10 @@ export type Env = {
   REALTIME_REFRESH_MS?: string;
   REALTIME_PING_MS?: string;
   BUY_RESOLVE_WINDOW_MS?: string;
+  ADMISSION_SECRET?: string;
+  ADMISSION_WINDOW_SECONDS?: string;
+  ALTCHA_HMAC_KEY?: string;
+  ALTCHA_MAX_NUMBER?: string;
 };
 
 const secret = z.string().min(8);
@@ -105,6 +109,17 @@ const configSchema = z
     REALTIME_PING_MS: positiveInt(STREAM_DEFAULTS.workers.pingMs),
     /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
     BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
+    /**
+     * Signs the `Admission` tokens of queue and draw sales (src/admission/admission-token.ts); unset: a
+     * key derived from JWT_SECRET (never JWT_SECRET itself, so an admission is never a shopper token).
+     */
+    ADMISSION_SECRET: secret.optional(),
+    /** how long an admitted shopper's hold lasts (the admission token's life) */
+    ADMISSION_WINDOW_SECONDS: positiveInt(120),
+    /** signs the ALTCHA proof-of-work challenges; unset: a key derived from JWT_SECRET */
+    ALTCHA_HMAC_KEY: secret.optional(),
+    /** the challenge's difficulty with an empty room; it doubles with every 1,000 tickets, up to 64 times */
+    ALTCHA_MAX_NUMBER: positiveInt(20_000),
   })
   .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
     message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",

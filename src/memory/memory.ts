@@ -1,6 +1,7 @@
 import type { BloomFilter } from "bloom-filters";
-import type { SaleRecord } from "../catalog/sale-record";
+import type { AdmissionMode, SaleRecord } from "../catalog/sale-record";
 import type { OrderView } from "../orders/order-view";
+import type { RoomState } from "../stock/queue-step";
 import type { QueuedOrder } from "../stock/queued-order";
 import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
 import { createLru, type Lru } from "./lru";
@@ -56,7 +57,14 @@ export type Memory = {
   };
   /** the open event streams, in their budgets (src/routes/event-streams.ts) */
   streams: StreamBudgets;
+  /** each sale's admission mode once read (it never changes): the buy's 403 before a stock command (src/admission/) */
+  admissionModes: Map<string, AdmissionMode>;
+  /** one upstream feed of each watched waiting room (src/realtime/room-feed.ts) */
+  rooms: SharedSnapshot<RoomReading>;
 };
+
+/** A waiting room as the feed last stepped it, with the store clock's reading then. */
+export type RoomReading = { room: RoomState; at: number; sale: SaleRecord };
 
 /** How often the shopper feeds read the stores (from the settings). */
 export type FeedTimings = { saleFeedMs: number; orderFeedMs: number };
@@ -102,5 +110,7 @@ export function createMemory(t: FeedTimings): Memory {
       stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
+    admissionModes: new Map(),
+    rooms: createSharedSnapshot<RoomReading>({ maxAgeMs: Math.min(t.saleFeedMs * 2, 500) }),
   };
 }
