@@ -11,7 +11,7 @@ export type StepInput = { join?: string; read?: string; paidUnits?: number };
 
 /** After an admission's end, its hold is kept this long more: a buy checked just before the end still finds it. */
 export function holdGraceMs(config: Deps["config"]): number {
-  return config.BUY_RESOLVE_WINDOW_MS + 5_000;
+  return config.BUY_RESOLVE_WINDOW_MS + 2_000;
 }
 
 /**

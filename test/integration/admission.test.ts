@@ -9,7 +9,14 @@ import { openEvents } from "../support/sse";
 
 const ADMISSION_SECRET = "admission-secret-for-tests-only";
 const app = appForFile({
-  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", ADMISSION_SECRET, SHOPPER_LIMIT_USER_PER_WINDOW: "1000" },
+  vars: {
+    RATE_LIMIT_USER_PER_WINDOW: "1000",
+    SHOPPER_LIMIT_USER_PER_WINDOW: "1000",
+    ADMISSION_SECRET,
+    // an admission holds its units 8 s, then 2 s + 2 s of grace (a buy checked just before the end)
+    ADMISSION_WINDOW_SECONDS: "8",
+    BUY_RESOLVE_WINDOW_MS: "2000",
+  },
 });
 
 type Ticket = {
@@ -96,5 +103,156 @@ describe("admission modes", () => {
     expect(await snapshot(app.redis)).toEqual(before);
     const ok = await app.api.buy(sale.productToken, "a1", 2, { Admission: mine });
     expect(ok.status).toBe(202);
+  });
+});
+
+describe("a queue with less stock than shoppers", () => {
+  it("admits in order while units cover, never sells past the cutoff, offers a returned unit once", async () => {
+    const sale = await app.api.createSale({ admission: "queue", stock: 3, perUserLimit: 1 });
+    const users = Array.from({ length: 8 }, (_, i) => `w${i}`);
+    const tickets = new Map<string, Ticket>();
+    for (const u of users) tickets.set(u, (await join(sale.saleId, u)).body);
+    expect(users.map((u) => tickets.get(u)?.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(users.slice(0, 3).map((u) => tickets.get(u)?.verdict)).toEqual([
+      "admitted",
+      "admitted",
+      "admitted",
+    ]);
+
+    // the waiter at position 4 watches its ticket; the room's feed steps the room with the paid units
+    const stream = await openEvents(`${app.worker.url}/api/sales/${sale.saleId}/queue/events`, {
+      Authorization: `Bearer ${await shopperToken("w3")}`,
+    });
+    expect(stream.status).toBe(200);
+    const firstEvent = await stream.next((e) => e.event === "ticket");
+    expect(firstEvent.json).toMatchObject({ ticketId: tickets.get("w3")?.ticketId, position: 4 });
+    expect(firstEvent.json.verdict).toBe("may_get");
+
+    // the cutoff: 3 positions admitted + 3 units that may come back (holds, unpaid orders) = 6
+    const told = await until(
+      () => me(sale.saleId, "w7"),
+      (r) => r.body.verdict === "will_not_get",
+    );
+    expect(told.body.verdict).toBe("will_not_get");
+    expect((await me(sale.saleId, "w5")).body.verdict).toBe("may_get");
+
+    const orders: string[] = [];
+    for (const u of users.slice(0, 3)) {
+      const res = await app.api.buy(sale.productToken, u, 1, {
+        Admission: tickets.get(u)?.admission?.token ?? "",
+      });
+      expect(res.status).toBe(202);
+      orders.push(String(res.body.orderId));
+    }
+    const late = await app.api.buy(sale.productToken, "w7", 1);
+    expect([late.status, errorCode(late.body)]).toEqual([403, "NOT_ADMITTED"]);
+
+    // one unit comes back: it stays held for w0 until its admission lapses, then exactly the next
+    // ticket is admitted, and told so on its stream
+    expect((await app.api.order(orders[0] as string, "w0", "cancel")).status).toBe(200);
+    const admitted = await stream.next((e) => e.json.verdict === "admitted", { timeoutMs: 30_000 });
+    const admission = admitted.json.admission as { token: string };
+    expect(admission.token).toBeTruthy();
+    stream.close();
+    expect((await app.api.buy(sale.productToken, "w3", 1, { Admission: admission.token })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    const after = new Map<string, Ticket>();
+    for (const u of users) after.set(u, (await me(sale.saleId, u)).body);
+    expect(users.map((u) => after.get(u)?.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const passed = users.filter((u) => ["admitted", "lapsed"].includes(after.get(u)?.verdict ?? ""));
+    expect(passed).toEqual(["w0", "w1", "w2", "w3"]);
+    expect(after.get("w4")?.verdict).toBe("may_get");
+    expect(after.get("w6")?.verdict).toBe("will_not_get");
+    expect(after.get("w3")?.frontier).toBe(4);
+
+    // nobody told will_not_get holds a unit; no oversell
+    const holdings = await app.redis.hgetall(`sale:{s:${sale.saleId}}:holdings`);
+    expect(Number(holdings.w6 ?? 0) + Number(holdings.w7 ?? 0)).toBe(0);
+    const sold = Object.values(holdings).reduce((s, n) => s + Number(n), 0);
+    expect(sold).toBe(3);
+    expect(Number(await app.redis.get(`sale:{s:${sale.saleId}}:stock`))).toBe(0);
+  });
+});
+
+describe("a draw", () => {
+  it("publishes the seed's hash at creation, draws at the start, and anyone can recompute the order", async () => {
+    const startsAt = Date.now() + 4000;
+    const sale = await app.api.createSale({
+      admission: "draw",
+      stock: 2,
+      perUserLimit: 1,
+      startsAt: new Date(startsAt).toISOString(),
+    });
+    const before = await app.api.call("GET", `/api/sales/${sale.saleId}/draw`);
+    expect(before.status).toBe(200);
+    expect(Object.keys(before.body)).toEqual(["seedHash"]);
+    const users = ["d0", "d1", "d2", "d3", "d4", "d5"];
+    const ids = new Map<string, string>();
+    for (const u of users) {
+      const t = (await join(sale.saleId, u)).body;
+      expect(t.verdict).toBe("may_get");
+      ids.set(u, t.ticketId);
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, startsAt - Date.now()) + 500));
+    const closed = await join(sale.saleId, "d9");
+    expect([closed.status, errorCode(closed.body)]).toEqual([409, "ENTRIES_CLOSED"]);
+    const draw = (await app.api.call("GET", `/api/sales/${sale.saleId}/draw`)).body as {
+      seedHash: string;
+      seed: string;
+      entries: string[];
+      entriesHash: string;
+      drawnAt: string;
+    };
+    expect(draw.seedHash).toBe(before.body.seedHash);
+    expect(sha256(draw.seed)).toBe(draw.seedHash);
+    expect(draw.entries).toEqual([...ids.values()].sort());
+    expect(sha256(draw.entries.join("\n"))).toBe(draw.entriesHash);
+    const order = [...draw.entries].sort((a, b) => {
+      const x = sha256(`${draw.seed}:${a}`);
+      const y = sha256(`${draw.seed}:${b}`);
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    for (const u of users) {
+      const t = (await me(sale.saleId, u)).body;
+      expect(t.position, u).toBe(order.indexOf(ids.get(u) as string) + 1);
+      expect(t.verdict, u).toBe(t.position <= 2 ? "admitted" : "may_get");
+    }
+  });
+});
+
+describe("a proof of work to join", () => {
+  it("refuses a missing or wrong solution before the store, and takes a solved challenge", async () => {
+    const sale = await app.api.createSale({ admission: "queue", proofOfWork: true });
+    const roomKey = `sale:{s:${sale.saleId}}:q:tickets`;
+    const missing = await join(sale.saleId, "p1");
+    expect([missing.status, errorCode(missing.body)]).toEqual([403, "CHALLENGE_FAILED"]);
+    const challengeFor = async (userId: string) =>
+      (
+        await app.api.call<{
+          algorithm: string;
+          challenge: string;
+          salt: string;
+          signature: string;
+          maxnumber: number;
+        }>("GET", `/api/sales/${sale.saleId}/queue/challenge`, { token: await shopperToken(userId) })
+      ).body;
+    const challenge = await challengeFor("p1");
+    expect(challenge.maxnumber).toBeGreaterThan(0);
+    const solution = await solveChallenge(
+      challenge.challenge,
+      challenge.salt,
+      challenge.algorithm,
+      challenge.maxnumber,
+    ).promise;
+    expect(solution).not.toBeNull();
+    const payload = (number: number) => btoa(JSON.stringify({ ...challenge, maxnumber: undefined, number }));
+    const wrong = await join(sale.saleId, "p1", { challenge: payload((solution?.number ?? 0) + 1) });
+    expect([wrong.status, errorCode(wrong.body)]).toEqual([403, "CHALLENGE_FAILED"]);
+    const stolen = await join(sale.saleId, "p2", { challenge: payload(solution?.number ?? 0) });
+    expect([stolen.status, errorCode(stolen.body)]).toEqual([403, "CHALLENGE_FAILED"]);
+    expect(await app.redis.exists(roomKey)).toBe(0);
+    const ok = await join(sale.saleId, "p1", { challenge: payload(solution?.number ?? 0) });
+    expect(ok.status).toBe(200);
+    expect(ok.body.verdict).toBe("admitted");
   });
 });
