@@ -1,6 +1,5 @@
-import { paidUnits } from "../admission/paid-units";
 import { findSale, roomNow } from "../admission/queue";
-import { stepRoom } from "../admission/room";
+import { tickRoom } from "../admission/tick";
 import { ticketView } from "../admission/ticket-view";
 import { type Frame, frameOf, keepSame } from "../memory/frame";
 import type { RoomReading } from "../memory/memory";
@@ -20,8 +19,7 @@ export async function stepRooms(d: Deps, saleIds: string[]): Promise<Map<string,
   for (const saleId of saleIds) {
     const sale = await findSale(d, saleId, now);
     if (!sale) continue;
-    const paid = await paidUnits(d.db, saleId);
-    const outcome = await stepRoom(d, sale, now, { paidUnits: paid });
+    const outcome = await tickRoom(d, sale, now);
     if (outcome.kind === "stepped") readings.set(saleId, { room: outcome.room, at: now, sale });
   }
   return readings;

@@ -1,3 +1,4 @@
+import { tickRooms } from "../admission/tick";
 import type { SaleRecord } from "../catalog/sale-record";
 import { readAllSales } from "../catalog/sale-store";
 import { enqueueOrders } from "../orders/enqueue-order";
@@ -19,6 +20,8 @@ export type SweepReport = {
   restored: number;
   expired: number;
   reconciled: number;
+  /** queue and draw sales whose room was stepped (lapses, promotions, the cutoff) */
+  rooms?: number;
   errors: number;
 };
 
@@ -29,7 +32,9 @@ export type SweepReport = {
  *    dead-lettered) are published again, under a per-minute deduplication id;
  * 2. expired or cancelled orders whose units are not back in Redis yet are restored;
  * 3. live sales (and those ended within the hour) are reconciled: Redis ledger against Postgres;
- * 4. unpaid orders well past their window (their timeout job is late or lost) are expired.
+ * 4. unpaid orders well past their window (their timeout job is late or lost) are expired;
+ * 5. the waiting rooms of queue and draw sales are stepped (src/admission/tick.ts): where nobody
+ *    watches or asks, lapsed admissions and returned units are still offered on.
  * Every runtime runs it from its own schedule (src/runtime/): Workers' Cron Trigger, `Deno.cron`, a timer on Bun.
  */
 export async function sweep(deps: Deps): Promise<SweepReport> {
@@ -71,6 +76,9 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
       const row = await findOrder(deps.db, orderId);
       if (row && (await attempt(() => expireOrder(deps, row.saleId, orderId)))) report.expired++;
     }
+  });
+  await attempt(async () => {
+    report.rooms = await tickRooms(deps, sales);
   });
   return report;
 }
