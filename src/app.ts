@@ -8,6 +8,7 @@ import { adminAuth } from "./middleware/admin-auth";
 import { headerLimit, MAX_HEADER_BYTES } from "./middleware/header-limit";
 import { adminRoutes } from "./routes/admin";
 import { adminEventRoutes } from "./routes/admin-events";
+import { adminQueueRoutes } from "./routes/admin-queue";
 import { adminReportRoutes } from "./routes/admin-reports";
 import { adminStockRoutes } from "./routes/admin-stock";
 import { buyRoutes } from "./routes/buy";
@@ -75,6 +76,7 @@ export function createApp(platform: Platform) {
   app.route("/api/admin", adminRoutes);
   app.route("/api/admin", adminStockRoutes);
   app.route("/api/admin", adminReportRoutes);
+  app.route("/api/admin", adminQueueRoutes);
   app.route("/api/jobs", jobRoutes);
   app.route("/api/dev", devRoutes);
   app.notFound((c) => renderError(c, new ApiError("NOT_FOUND", "No such route.")));

@@ -65,3 +65,24 @@ export const challengeSchema = z
     signature: z.string(),
   })
   .openapi("AltchaChallenge");
+
+const count = (description: string) => z.int().min(0).openapi({ description });
+
+export const roomFiguresSchema = z
+  .strictObject({
+    admission: z.enum(["queue", "draw"]),
+    tickets: count("Tickets taken (the room's depth)."),
+    sealed: z.boolean().openapi({ description: "The line is in its final order (after the start)." }),
+    frontier: count("Positions the admission has passed."),
+    cutoff: z.int().min(0).nullable().openapi({ description: "No position past it is ever admitted." }),
+    freeUnits: count("Units not held by an admission."),
+    heldUnits: count("Units admitted shoppers may still take."),
+    verdicts: z.strictObject({
+      admitted: count("Admissions running now."),
+      passed: count("Positions passed and not admitted now (lapsed, or admitted and over)."),
+      will_get: count("Waiting, covered by the free units."),
+      may_get: count("Waiting, within the cutoff."),
+      will_not_get: count("Waiting past the cutoff (or after the end)."),
+    }),
+  })
+  .openapi("RoomFigures");

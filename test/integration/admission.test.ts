@@ -165,6 +165,13 @@ describe("a queue with less stock than shoppers", () => {
     expect(after.get("w6")?.verdict).toBe("will_not_get");
     expect(after.get("w3")?.frontier).toBe(4);
 
+    const figures = await app.api.admin("GET", `/sales/${sale.saleId}/queue`);
+    expect(figures.status).toBe(200);
+    expect(figures.body).toMatchObject({ tickets: 8, sealed: true, frontier: 4, cutoff: 6 });
+    const verdicts = figures.body.verdicts as Record<string, number>;
+    expect([verdicts.may_get, verdicts.will_not_get, verdicts.will_get]).toEqual([2, 2, 0]);
+    expect((verdicts.admitted ?? 0) + (verdicts.passed ?? 0)).toBe(4);
+
     // nobody told will_not_get holds a unit; no oversell
     const holdings = await app.redis.hgetall(`sale:{s:${sale.saleId}}:holdings`);
     expect(Number(holdings.w6 ?? 0) + Number(holdings.w7 ?? 0)).toBe(0);
@@ -254,5 +261,54 @@ describe("a proof of work to join", () => {
     const ok = await join(sale.saleId, "p1", { challenge: payload(solution?.number ?? 0) });
     expect(ok.status).toBe(200);
     expect(ok.body.verdict).toBe("admitted");
+  });
+});
+
+describe("a crowd for a few units", () => {
+  it("300 shoppers, 40 units: no oversell, nobody told will_not_get gets a unit, places never move", async () => {
+    const sale = await app.api.createSale({ admission: "queue", stock: 40, perUserLimit: 2 });
+    const users = Array.from({ length: 300 }, (_, i) => `c${i}`);
+    const seen = new Map<string, { position: number; verdicts: Set<string> }>();
+    const note = (u: string, t: Ticket) => {
+      const entry = seen.get(u) ?? { position: t.position, verdicts: new Set<string>() };
+      expect(t.position, u).toBe(entry.position);
+      entry.verdicts.add(t.verdict);
+      seen.set(u, entry);
+    };
+    for (let i = 0; i < users.length; i += 25) {
+      const batch = users.slice(i, i + 25);
+      const joined = await Promise.all(batch.map((u) => join(sale.saleId, u)));
+      joined.forEach((r, j) => note(batch[j] as string, r.body));
+    }
+    // the feed's step (with the paid units) sets the cutoff
+    await app.api.admin("GET", `/sales/${sale.saleId}/queue`);
+    const buyers: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < users.length; i += 25) {
+        const batch = users.slice(i, i + 25);
+        const reads = await Promise.all(batch.map((u) => me(sale.saleId, u)));
+        await Promise.all(
+          reads.map(async (r, j) => {
+            const u = batch[j] as string;
+            note(u, r.body);
+            const token = r.body.admission?.token;
+            if (r.body.verdict !== "admitted" || !token || buyers.includes(u)) return;
+            const res = await app.api.buy(sale.productToken, u, 2, { Admission: token });
+            expect([202, 409]).toContain(res.status);
+            if (res.status === 202) buyers.push(u);
+          }),
+        );
+      }
+    }
+    const holdings = await app.redis.hgetall(`sale:{s:${sale.saleId}}:holdings`);
+    const sold = Object.values(holdings).reduce((s, n) => s + Number(n), 0);
+    expect(sold).toBeLessThanOrEqual(40);
+    expect(Number(await app.redis.get(`sale:{s:${sale.saleId}}:stock`))).toBe(40 - sold);
+    for (const [u, units] of Object.entries(holdings)) {
+      if (Number(units) > 0) expect(seen.get(u)?.verdicts.has("will_not_get"), u).toBe(false);
+    }
+    const told = [...seen.values()].filter((e) => e.verdicts.has("will_not_get")).length;
+    expect(told).toBeGreaterThan(200);
+    expect(sold).toBe(40);
   });
 });
