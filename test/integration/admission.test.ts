@@ -278,7 +278,9 @@ describe("a crowd for a few units", () => {
     for (let i = 0; i < users.length; i += 25) {
       const batch = users.slice(i, i + 25);
       const joined = await Promise.all(batch.map((u) => join(sale.saleId, u)));
-      joined.forEach((r, j) => note(batch[j] as string, r.body));
+      joined.forEach((r, j) => {
+        note(batch[j] as string, r.body);
+      });
     }
     // the feed's step (with the paid units) sets the cutoff
     await app.api.admin("GET", `/sales/${sale.saleId}/queue`);
