@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { DESKTOP, hasChromium, SKIP_REASON, screenshot, watchErrors } from "../support/browser";
 import { browserSiteForDescribe, shopperContext } from "../support/browser-site";
-import type { SiteClient } from "../support/site-client";
+import { ADMIN_TOKEN, type SiteClient } from "../support/site-client";
 import type { Site } from "../support/site-worker";
 
 let site: Site;
@@ -62,5 +62,37 @@ describe.skipIf(!hasChromium)(hasChromium ? "the queue on the shopper page in Ch
       { timeout: 15_000 },
     );
     expect(pageErrors.flat()).toEqual([]);
+  });
+
+  it("the operator sets the mode in the form and watches the room's depth and verdicts", async () => {
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, baseURL: site.url });
+    pageErrors.push(watchErrors(page));
+    await page.goto("/admin");
+    await page.fill("#admin-token", ADMIN_TOKEN);
+    await page.press("#admin-token", "Enter");
+    await page.waitForSelector("#console:not([hidden])");
+    await page.fill("#f-name", "Room Hoodie");
+    await page.fill("#f-productId", `room-${Date.now()}`);
+    await page.fill("#f-price", "79");
+    await page.fill("#f-stock", "1");
+    await page.fill("#f-perUserLimit", "1");
+    await page.selectOption("#f-admission", "queue");
+    await page.click("#starts-now");
+    await page.click("#create-button");
+    await page.waitForSelector("#live-name:text('Room Hoodie')");
+    const sale = (await client.adminSales()).sales.find((s) => s.name === "Room Hoodie");
+    expect(sale?.admission).toBe("queue");
+    for (const u of ["r1", "r2", "r3"]) {
+      const res = await fetch(`${site.url}/api/sales/${sale?.saleId}/queue`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${await client.login(u)}` },
+      });
+      expect(res.status).toBe(200);
+    }
+    await page.waitForSelector("#room-kpis:not([hidden])");
+    await page.waitForSelector("#r-depth:text('3')", { timeout: 15_000 });
+    await page.waitForSelector("#r-admitted:text('1')", { timeout: 15_000 });
+    await screenshot(page, "operator-room-desktop");
+    await page.close();
   });
 });
