@@ -63,9 +63,11 @@ async function main() {
     const users = Array.from({ length: 200_000 }, (_, i) => `j${i}`);
     const tokens = new Map<string, string>();
     const tokenOf = (u: string) => {
-      let t = tokens.get(u);
-      if (!t) tokens.set(u, (t = shopperToken(env.jwtSecret, u)));
-      return t;
+      const known = tokens.get(u);
+      if (known) return known;
+      const minted = shopperToken(env.jwtSecret, u);
+      tokens.set(u, minted);
+      return minted;
     };
     const bodies = new Map<string, string>();
     if (values.pow) {
