@@ -4,9 +4,12 @@
   returned units are offered again wherever the room is looked at.
 
   Promotion (only once the line is sealed, see queue-seal.lua):
-    1. admissions whose window ended (expiresAt + grace <= now) lapse: their hold is given up;
-    2. units free for new admissions = remaining - what admitted shoppers may still take (each active
-       admission holds h units, minus the units its shopper holds in live orders);
+    1. on a tick (ARGV[6] >= 0: the room feed's and the sweep's steps), admissions whose window ended
+       (expiresAt + grace <= now) lapse, and what admitted shoppers may still take is counted (each
+       running admission holds h units, minus the units its shopper holds in live orders): room.held;
+    2. units free for new admissions = remaining - held; between ticks (joins, reads) the count kept
+       is used, with new admissions added and the smaller of remaining now and at the count (a count
+       only errs high since: never more is admitted than the units cover);
     3. tickets are admitted in line order while units are free and their position is within the cutoff:
        each holds min(perUserLimit, free) units for the admission window;
     4. with the paid units known (ARGV[6] >= 0), the cutoff is lowered to frontier + the units that can
@@ -16,7 +19,8 @@
   KEYS[1]  meta      hash: perUserLimit, startsAt, endsAt, stock, admission ("open" | "queue" | "draw")
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
-  KEYS[4]  room      hash: sealed ("1"), count (tickets), frontier (positions passed), cutoff
+  KEYS[4]  room      hash: sealed ("1"), count (tickets), frontier (positions passed), cutoff, held
+                     (units admissions hold, as last counted plus admissions since), countedRemaining
   KEYS[5]  tickets   hash: userId -> ticket JSON {id, n, p, s ("w" | "a" | "l"), h, x, at}
   KEYS[6]  line      list: userIds; before the seal the tickets taken before startsAt, then positions
   KEYS[7]  late      list: userIds that joined at or after startsAt before the seal
@@ -73,29 +77,54 @@ if joining ~= "" and redis.call("HEXISTS", KEYS[5], joining) == 0 then
   redis.call("HSET", KEYS[5], joining, cjson.encode({id = ARGV[3], n = n, p = position, s = "w", h = 0, x = 0, at = now}))
 end
 
-local state = redis.call("HMGET", KEYS[4], "frontier", "cutoff")
+local state = redis.call("HMGET", KEYS[4], "frontier", "cutoff", "held", "countedRemaining")
 local frontier = tonumber(state[1] or "0")
 local cutoff = tonumber(state[2] or "-1")
+local held = tonumber(state[3] or "0")
 local remaining = tonumber(redis.call("GET", KEYS[2]) or "0")
-local held = 0
+local exact = tonumber(ARGV[6]) >= 0
 local admittedNow = 0
+local freeNow = remaining - held
+
+-- the units admitted shoppers may still take, counted over every running admission (two HMGETs per
+-- 500 admissions); only the ticks count (ARGV[6] >= 0), the joins and reads use the tick's count
+local function countHeld()
+  local total = 0
+  local users = redis.call("ZRANGE", KEYS[8], 0, -1)
+  for i = 1, #users, 500 do
+    local chunk = {unpack(users, i, math.min(#users, i + 499))}
+    local tickets = redis.call("HMGET", KEYS[5], unpack(chunk))
+    local bought = redis.call("HMGET", KEYS[3], unpack(chunk))
+    for j = 1, #chunk do
+      local h = cjson.decode(tickets[j]).h
+      local b = tonumber(bought[j] or "0")
+      if h > b then
+        total = total + h - b
+      end
+    end
+  end
+  return total
+end
 
 if sealed then
   local window = tonumber(ARGV[4])
-  for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[8], "-inf", now - tonumber(ARGV[5]))) do
-    local t = cjson.decode(redis.call("HGET", KEYS[5], userId))
-    t.s = "l"
-    redis.call("HSET", KEYS[5], userId, cjson.encode(t))
-    redis.call("ZREM", KEYS[8], userId)
-  end
-  for _, userId in ipairs(redis.call("ZRANGE", KEYS[8], 0, -1)) do
-    local t = cjson.decode(redis.call("HGET", KEYS[5], userId))
-    local bought = tonumber(redis.call("HGET", KEYS[3], userId) or "0")
-    if t.h > bought then
-      held = held + t.h - bought
+  local free
+  if exact then
+    for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[8], "-inf", now - tonumber(ARGV[5]))) do
+      local t = cjson.decode(redis.call("HGET", KEYS[5], userId))
+      t.s = "l"
+      redis.call("HSET", KEYS[5], userId, cjson.encode(t))
+      redis.call("ZREM", KEYS[8], userId)
     end
+    held = countHeld()
+    free = remaining - held
+    redis.call("HSET", KEYS[4], "countedRemaining", remaining)
+  else
+    -- since the last count, buys took units from both remaining and the holds (the count is high);
+    -- units given back may be an admitted shopper's own (their hold grows again): those wait for the
+    -- next count, so the smaller of the two readings of remaining is used
+    free = math.min(remaining, tonumber(state[4] or remaining)) - held
   end
-  local free = remaining - held
   local length = redis.call("LLEN", KEYS[6])
   while free > 0 and frontier < length and (cutoff < 0 or frontier < cutoff) and now < endsAt do
     local last = math.min(length, frontier + free, cutoff < 0 and length or cutoff) - 1
@@ -117,10 +146,9 @@ if sealed then
       end
     end
   end
-  local paid = tonumber(ARGV[6])
-  if paid >= 0 then
+  if exact then
     local stock = tonumber(redis.call("HGET", KEYS[1], "stock") or "0")
-    local unpaid = math.max(0, stock - remaining - paid)
+    local unpaid = math.max(0, stock - remaining - tonumber(ARGV[6]))
     local reach = frontier + math.max(0, free) + held + unpaid
     if now >= endsAt then
       reach = frontier
@@ -129,7 +157,8 @@ if sealed then
       cutoff = reach
     end
   end
-  redis.call("HSET", KEYS[4], "frontier", frontier, "cutoff", cutoff)
+  redis.call("HSET", KEYS[4], "frontier", frontier, "cutoff", cutoff, "held", held)
+  freeNow = free
 end
 
 local ticket = ""
@@ -137,4 +166,4 @@ if ARGV[7] ~= "" then
   ticket = redis.call("HGET", KEYS[5], ARGV[7]) or ""
 end
 local length = redis.call("LLEN", KEYS[6]) + redis.call("LLEN", KEYS[7])
-return {1, ticket, frontier, cutoff, remaining - held, held, remaining, sealed and 1 or 0, length, admittedNow}
+return {1, ticket, frontier, cutoff, freeNow, held, remaining, sealed and 1 or 0, length, admittedNow}

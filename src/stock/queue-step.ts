@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const queueStepScript = defineScript(
   "queue-step",
   queueStepLua,
-  "9f248595832e65fcbd86d4005bc0f1af8f366ba9",
+  "8d43409192fc16c097cebf0beb9d6e2196de2895",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */
