@@ -7,6 +7,9 @@ export type Env = {
   JWT_SECRET: string;
   JWT_ISSUER?: string;
   JWT_AUDIENCE?: string;
+  JWT_JWKS_URL?: string;
+  JWT_JWKS_CACHE_SECONDS?: string;
+  JWT_JWKS_COOLDOWN_SECONDS?: string;
   ADMIN_TOKEN: string;
   PRODUCT_TOKEN_SECRET: string;
   UPSTASH_REDIS_REST_URL?: string;
@@ -57,6 +60,15 @@ const configSchema = z
     JWT_SECRET: secret,
     JWT_ISSUER: optionalText,
     JWT_AUDIENCE: optionalText,
+    /**
+     * The shop's key set (JWKS): RS256 / ES256 / EdDSA shopper tokens are verified against it, beside HS256
+     * with JWT_SECRET; JWT_ISSUER and JWT_AUDIENCE are then required (src/identity/key-set.ts).
+     */
+    JWT_JWKS_URL: z.url().optional(),
+    /** how long fetched keys are used before the key set is read again (kept past that while it is down) */
+    JWT_JWKS_CACHE_SECONDS: positiveInt(600),
+    /** the least time between two reads of the key set, whatever unknown key ids tokens name */
+    JWT_JWKS_COOLDOWN_SECONDS: z.coerce.number().min(0).default(30),
     ADMIN_TOKEN: secret,
     PRODUCT_TOKEN_SECRET: secret,
     /** Redis over Upstash's REST API (every runtime) … */
@@ -124,6 +136,10 @@ const configSchema = z
   .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
     message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
     path: ["REDIS_URL"],
+  })
+  .refine((c) => !c.JWT_JWKS_URL || (c.JWT_ISSUER && c.JWT_AUDIENCE), {
+    message: "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE",
+    path: ["JWT_ISSUER and JWT_AUDIENCE (required with JWT_JWKS_URL)"],
   });
 
 /** Typed, validated settings derived from {@link Env}. */

@@ -46,6 +46,9 @@ export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qsta
 /** What reading one order for its owner needs: the stores, and what the process already knows (src/orders/order-reads.ts). */
 export type OrderReadDeps = Pick<Deps, "redis" | "db" | "memory" | "now">;
 
+/** What checking a shopper token needs: the settings, and the shop's key set as this process knows it (src/identity/). */
+export type IdentityDeps = Pick<Deps, "config" | "memory">;
+
 /** What the shopper routes' request limits need: counts in memory, the store past the local share (src/limits/). */
 export type LimitDeps = Pick<Deps, "config" | "redis" | "memory" | "now" | "defer">;
 

@@ -21,7 +21,7 @@ function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {
     scheme: "bearer",
     bearerFormat: "JWT",
     description:
-      "A shopper token from the shop's sign-in: HS256 with JWT_SECRET, `sub` the user id, `exp` required; `iss` / `aud` checked when JWT_ISSUER / JWT_AUDIENCE are set.",
+      "A shopper token from the shop's sign-in: HS256 with JWT_SECRET, or (with JWT_JWKS_URL set) RS256 / ES256 / EdDSA verified against the shop's key set; `sub` the user id, `exp` required; `iss` / `aud` checked when JWT_ISSUER / JWT_AUDIENCE are set (always, with a key set). A key set that cannot be read is 503 `UNAVAILABLE`, not 401.",
   });
   schemes.registerComponent("securitySchemes", "operatorToken", {
     type: "http",

@@ -25,7 +25,8 @@ const MEANING: Record<ErrorCode, string> = {
   CONFLICT: "The request conflicts with the current state (see the message).",
   PAYLOAD_TOO_LARGE: "The body is larger than the route takes.",
   HEADERS_TOO_LARGE: "The request's headers together are larger than 32 KiB; nothing was read.",
-  UNAVAILABLE: "A store is unavailable or the sale is being restored; retry after `Retry-After` seconds.",
+  UNAVAILABLE:
+    "A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds.",
   INTERNAL: "Something failed on the server's side.",
   NOT_ADMITTED:
     "The sale admits through its queue or draw, and the `Admission` header is missing, invalid, for another sale or shopper, or lapsed.",

@@ -42,15 +42,17 @@ function looksLikeProductToken(token: string): boolean {
 }
 
 async function load(redis: Redis, now: number): Promise<Loaded> {
-  const [bloom, version] = await withRedis(() =>
+  const [bloom, version, restoring] = await withRedis(() =>
     redis
       .pipeline()
       .get<string>(catalogKeys.bloom)
       .get<string>(catalogKeys.version)
-      .exec<[string | null, string | null]>(),
+      .get<string>(catalogKeys.restoring)
+      .exec<[string | null, string | null, string | null]>(),
   );
   if (version === null) throw new CatalogMissingError();
-  return { filter: bloom ? parseTokenFilter(bloom) : null, version, checkedAt: now };
+  const filter = bloom ? parseTokenFilter(bloom) : null;
+  return { filter, version, checkedAt: now, partial: restoring !== null };
 }
 
 /** Makes a finished load the isolate's catalog (the tokens it resolved belong to the old one). */
@@ -96,9 +98,32 @@ async function refreshIfStale(
 }
 
 /**
+ * Looks a token up in Redis (one pipeline: HGET, and whether lost sales are being restored). Unknown
+ * while a restore runs is not an answer: its sale may not be registered again yet (503, never 404).
+ */
+async function lookUp(
+  redis: Redis,
+  memory: CatalogMemory,
+  token: string,
+  now: number,
+): Promise<string | null> {
+  const [saleId, restoring] = await withRedis(() =>
+    redis
+      .pipeline()
+      .hget<string>(catalogKeys.tokens, token)
+      .get<string>(catalogKeys.restoring)
+      .exec<[string | null, string | null]>(),
+  );
+  if (saleId === null && restoring !== null) throw new CatalogMissingError();
+  memory.resolved.set(token, { saleId: saleId ?? null, until: now + NEGATIVE_TTL_MS });
+  return saleId ?? null;
+}
+
+/**
  * Resolves a product token to its sale id. A token not of the shape, or not in the process's Bloom
  * filter, is answered `null` without touching Redis; a token that passes the filter is looked up once
- * per process (one HGET, not a stock command) and remembered.
+ * per process (one HGET, not a stock command) and remembered. A catalog loaded while lost sales were
+ * being restored may miss their tokens: a miss then asks Redis too, and is 503 while the restore runs.
  *
  * @param d.defer schedules background work (`ctx.waitUntil`)
  */
@@ -113,11 +138,9 @@ export async function resolveProductToken(
   d.defer(refreshIfStale(d.redis, memory, opts.now, opts.refreshMs));
   const known = memory.resolved.get(token);
   if (known?.saleId) return known.saleId;
-  if (!catalog.filter?.has(token)) return null;
+  if (!catalog.filter?.has(token) && !catalog.partial) return null;
   if (known && known.until > opts.now) return known.saleId;
-  const saleId = await withRedis(() => d.redis.hget<string>(catalogKeys.tokens, token));
-  memory.resolved.set(token, { saleId: saleId ?? null, until: opts.now + NEGATIVE_TTL_MS });
-  return saleId ?? null;
+  return lookUp(d.redis, memory, token, opts.now);
 }
 
 /** Forgets the process's catalog (after an operator change made here). */

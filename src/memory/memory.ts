@@ -1,5 +1,6 @@
 import type { BloomFilter } from "bloom-filters";
 import type { AdmissionMode, SaleRecord } from "../catalog/sale-record";
+import type { KeySetEntry } from "../identity/key-set";
 import type { OrderView } from "../orders/order-view";
 import type { RoomState } from "../stock/queue-step";
 import type { QueuedOrder } from "../stock/queued-order";
@@ -11,7 +12,13 @@ import { createSoldOutMemory, type SoldOutMemory } from "./sold-out";
 import { createStreamBudgets, type StreamBudgets } from "./stream-budgets";
 
 /** The catalog as this process loaded it: the Bloom filter of product tokens and its version. */
-export type LoadedCatalog = { filter: BloomFilter | null; version: string; checkedAt: number };
+/** `partial`: loaded while lost sales were being restored, so a token missing from its filter may be a sale's. */
+export type LoadedCatalog = {
+  filter: BloomFilter | null;
+  version: string;
+  checkedAt: number;
+  partial: boolean;
+};
 
 /**
  * What one isolate (Workers) or process (Deno, Bun) remembers between requests, in one object built
@@ -61,6 +68,8 @@ export type Memory = {
   admissionModes: Map<string, AdmissionMode>;
   /** one upstream feed of each watched waiting room (src/realtime/room-feed.ts) */
   rooms: SharedSnapshot<RoomReading>;
+  /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
+  keySets: Map<string, KeySetEntry>;
 };
 
 /** A waiting room as the feed last stepped it, with the store clock's reading then. */
@@ -112,5 +121,6 @@ export function createMemory(t: FeedTimings): Memory {
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
     admissionModes: new Map(),
     rooms: createSharedSnapshot<RoomReading>({ maxAgeMs: Math.min(t.saleFeedMs * 2, 500) }),
+    keySets: new Map(),
   };
 }

@@ -1,8 +1,11 @@
 import type { MiddlewareHandler } from "hono";
 import { verify } from "hono/jwt";
+import { decodeProtectedHeader } from "jose";
 import { hmacKey } from "../crypto/hmac-key";
 import type { Config } from "../env";
 import { ApiError } from "../errors";
+import { verifyWithKeySet } from "../identity/verify-with-key-set";
+import type { IdentityDeps } from "../services";
 
 export type ShopperVariables = { userId: string };
 
@@ -18,34 +21,70 @@ const MAX_USER_ID_LENGTH = 128;
 const unstorable = (id: string) => id.includes("\u0000") || /\p{Cs}/u.test(id);
 
 /**
- * Reads the shopper from `Authorization: Bearer <JWT>`: HS256 only (an `alg: none` or RS256 header is
- * refused), `exp` required and checked, `nbf` checked, `sub` required (1–128 UTF-16 units of
- * well-formed text without NUL), and `iss` / `aud` equal to
- * JWT_ISSUER / JWT_AUDIENCE when those are set. Anything else is 401 UNAUTHENTICATED.
+ * Reads the shopper from `Authorization: Bearer <JWT>`: HS256 signed with JWT_SECRET, or, with
+ * JWT_JWKS_URL set, RS256 / ES256 / EdDSA verified against the shop's key set (the token header's `alg`
+ * decides: HS256 is only ever checked with the secret, the others only with the key set; `none` and any
+ * other `alg` are refused). `exp` required and checked, `nbf` checked, `sub` required (1–128 UTF-16 units
+ * of well-formed text without NUL), and `iss` / `aud` equal to JWT_ISSUER / JWT_AUDIENCE when those are
+ * set (always, with a key set). Anything else is 401 UNAUTHENTICATED; a key set that cannot be read, with
+ * no key in hand for the token, is 503 UNAVAILABLE.
  *
  * @example
- * app.get("/api/orders/:id", shopperAuth({ settings: (c) => configOf(c) }), handler)
+ * app.get("/api/orders/:id", shopperAuth({ deps: (c) => deps(c) }), handler)
  */
-export function shopperAuth(options: {
-  settings: (c: Parameters<MiddlewareHandler>[0]) => ShopperTokenSettings;
-}) {
+export function shopperAuth(options: { deps: (c: Parameters<MiddlewareHandler>[0]) => IdentityDeps }) {
   return async function shopperAuthMiddleware(c, next) {
-    c.set("userId", await authenticateShopper(c.req.header("Authorization"), options.settings(c)));
+    c.set("userId", await authenticateShopper(c.req.header("Authorization"), options.deps(c)));
     await next();
   } satisfies MiddlewareHandler<{ Variables: ShopperVariables }>;
 }
 
-/** The user id in a shopper token, or throws 401. */
-export async function authenticateShopper(
-  header: string | undefined,
-  settings: ShopperTokenSettings,
-): Promise<string> {
+/** Whether a token's header names HS256 (an unreadable header is not: the key set's check refuses it). */
+function namesHs256(token: string): boolean {
+  try {
+    return decodeProtectedHeader(token).alg === "HS256";
+  } catch {
+    return false;
+  }
+}
+
+/** The user id in a shopper token, or throws 401 (503 when the shop's key set cannot be read). */
+export async function authenticateShopper(header: string | undefined, deps: IdentityDeps): Promise<string> {
   const token = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(header ?? "")?.[1];
   if (!token)
     throw new ApiError(
       "UNAUTHENTICATED",
       "Sign in: a shopper token (Authorization: Bearer <JWT>) is required.",
     );
+  const payload =
+    deps.config.JWT_JWKS_URL && !namesHs256(token)
+      ? await viaKeySet(token, deps)
+      : await viaSecret(token, deps.config);
+  if (typeof payload.exp !== "number") {
+    throw new ApiError("UNAUTHENTICATED", "The shopper token has no expiry (exp).");
+  }
+  const sub = payload.sub;
+  if (typeof sub !== "string" || sub.length === 0 || sub.length > MAX_USER_ID_LENGTH || unstorable(sub)) {
+    throw new ApiError("UNAUTHENTICATED", "The shopper token has no valid subject (sub).");
+  }
+  return sub;
+}
+
+async function viaKeySet(token: string, deps: IdentityDeps): Promise<Record<string, unknown>> {
+  const verdict = await verifyWithKeySet(token, deps);
+  if (verdict.ok) return verdict.payload;
+  if (verdict.reason === "unavailable")
+    throw new ApiError(
+      "UNAVAILABLE",
+      "The shop's sign-in keys cannot be read right now. Try again shortly.",
+      {
+        retryAfterSeconds: 5,
+      },
+    );
+  throw new ApiError("UNAUTHENTICATED", "The shopper token is invalid or expired.");
+}
+
+async function viaSecret(token: string, settings: ShopperTokenSettings): Promise<Record<string, unknown>> {
   let payload: Record<string, unknown>;
   try {
     payload = await verify(token, await hmacKey(settings.JWT_SECRET, "verify"), {
@@ -56,12 +95,5 @@ export async function authenticateShopper(
   } catch {
     throw new ApiError("UNAUTHENTICATED", "The shopper token is invalid or expired.");
   }
-  if (typeof payload.exp !== "number") {
-    throw new ApiError("UNAUTHENTICATED", "The shopper token has no expiry (exp).");
-  }
-  const sub = payload.sub;
-  if (typeof sub !== "string" || sub.length === 0 || sub.length > MAX_USER_ID_LENGTH || unstorable(sub)) {
-    throw new ApiError("UNAUTHENTICATED", "The shopper token has no valid subject (sub).");
-  }
-  return sub;
+  return payload;
 }

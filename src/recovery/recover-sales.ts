@@ -6,7 +6,7 @@ import { releaseLock } from "../stock/lock";
 import { withRedis } from "../stores/with-redis";
 import { type RebuildReport, rebuildSale } from "./rebuild";
 
-const LOCK_KEY = "recovery:lock";
+const LOCK_KEY = catalogKeys.restoring;
 const LOCK_MS = 30_000;
 /** At most one recovery attempt per isolate in this interval, however many requests notice a loss. */
 export const RECOVERY_DEBOUNCE_MS = 5_000;

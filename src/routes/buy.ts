@@ -55,7 +55,7 @@ export const buyRoute = createRoute({
 async function buy(c: Parameters<RouteHandler<typeof buyRoute, AppEnv>>[0]) {
   const { quantity } = c.req.valid("json");
   const d = deps(c);
-  const userId = await authenticateShopper(c.req.header("Authorization"), d.config);
+  const userId = await authenticateShopper(c.req.header("Authorization"), d);
   const outcome = await attemptPurchase(d, {
     productToken: c.req.valid("param").productToken,
     userId,

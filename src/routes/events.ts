@@ -4,7 +4,7 @@ import { errorResponses } from "../api/error-responses";
 import { eventStreamResponse, lastEventIdHeaders } from "../api/event-stream";
 import { orderIdParam } from "../api/order-schemas";
 import { saleIdParam } from "../api/sale-schemas";
-import { configOf, deps } from "../context";
+import { deps } from "../context";
 import { ApiError } from "../errors";
 import { saleIdOfOrder } from "../ids";
 import { shopperAuth } from "../middleware/shopper-auth";
@@ -61,7 +61,7 @@ const orderEvents = createRoute({
   description:
     "Owner only (anyone else gets 404 UNKNOWN_ORDER before a stream starts). One `order` event at once, then one per status change; the stream ends after `paid`, `expired` or `cancelled`. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Order streams have a budget apart from the sale streams', per server (REALTIME_MAX_ORDER_STREAMS) and per shopper (REALTIME_MAX_STREAMS_PER_USER): past either, 503 UNAVAILABLE with Retry-After.",
   security: SHOPPER,
-  middleware: [shopperAuth({ settings: (c) => configOf(c) }), limited("order-events")] as const,
+  middleware: [shopperAuth({ deps: (c) => deps(c) }), limited("order-events")] as const,
   request: { params: orderIdParam, headers: lastEventIdHeaders },
   responses: {
     200: eventStreamResponse(

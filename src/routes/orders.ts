@@ -3,7 +3,7 @@ import { apiRouter, json, SHOPPER } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { jsonBody } from "../api/json-body";
 import { orderIdParam, orderSchema, payBodySchema } from "../api/order-schemas";
-import { configOf, deps } from "../context";
+import { deps } from "../context";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { cancelOrder, payOrder } from "../orders/order-actions";
 import { readOwnOrder, rememberOrder } from "../orders/order-reads";
@@ -15,7 +15,7 @@ import { limited } from "./rate-limits";
 const MAX_PAY_BODY_BYTES = 1024;
 
 /** Shopper auth runs first on every order route, before the id or a body is looked at. */
-const signedIn = shopperAuth({ settings: (c) => configOf(c) });
+const signedIn = shopperAuth({ deps: (c) => deps(c) });
 
 const getOrder = createRoute({
   method: "get",

@@ -5,7 +5,7 @@ import { apiRouter, SHOPPER } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { eventStreamResponse, lastEventIdHeaders } from "../api/event-stream";
 import { saleIdParam } from "../api/sale-schemas";
-import { configOf, deps } from "../context";
+import { deps } from "../context";
 import { ApiError } from "../errors";
 import type { Frame } from "../memory/frame";
 import { shopperAuth } from "../middleware/shopper-auth";
@@ -21,7 +21,7 @@ const ticketEvents = createRoute({
   description:
     "`event: ticket` with the shopper's Ticket at once, then on every change of its fields: position, frontier, verdict, wait, and the admission once admitted. The server steps each watched room once per refresh, whatever the number of waiters. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Counted in the order streams' budget (per shopper).",
   security: SHOPPER,
-  middleware: [shopperAuth({ settings: (c) => configOf(c) }), limited("queue-events")] as const,
+  middleware: [shopperAuth({ deps: (c) => deps(c) }), limited("queue-events")] as const,
   request: { params: saleIdParam, headers: lastEventIdHeaders },
   responses: {
     200: eventStreamResponse(

@@ -13,12 +13,12 @@ import {
   ticketSchema,
 } from "../api/queue-schemas";
 import { saleIdParam } from "../api/sale-schemas";
-import { configOf, deps } from "../context";
+import { deps } from "../context";
 import { ApiError } from "../errors";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { limited } from "./rate-limits";
 
-const signedIn = shopperAuth({ settings: (c) => configOf(c) });
+const signedIn = shopperAuth({ deps: (c) => deps(c) });
 
 const challengeRoute = createRoute({
   method: "get",

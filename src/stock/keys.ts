@@ -34,4 +34,6 @@ export const catalogKeys = {
   tokens: "catalog:tokens",
   bloom: "catalog:bloom",
   version: "catalog:version",
+  /** held while lost sales are rebuilt from Postgres (src/recovery/recover-sales.ts) */
+  restoring: "recovery:lock",
 } as const;

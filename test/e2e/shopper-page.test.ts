@@ -330,11 +330,11 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     expect(new URL(page.url()).hash).toBe("");
   });
 
-  // Skipped at the end of the round that merged issues 16, 17 and 21: it passes alone
-  // (`-t "47 minutes"`), but fails after the file's other tests (the timer never shows `upcoming`);
-  // seen twice on the merged tree. Named in the closing note as the first thing to fix, not a fix.
-  it.skip("opens the buy button at the start time although the visitor's clock is 47 minutes slow", async () => {
-    const startsAt = Date.now() + 6000;
+  // The sale opens 10 s out: the page must see it `upcoming` first, and on a loaded machine a fresh
+  // browser profile plus the page's first reads have taken over 6 s (the earlier margin), which showed
+  // as "the timer never shows upcoming" after the file's other tests.
+  it("opens the buy button at the start time although the visitor's clock is 47 minutes slow", async () => {
+    const startsAt = Date.now() + 10_000;
     const sale = await client.createSale({
       name: "Midnight Chronograph",
       priceCents: 34900,
@@ -347,7 +347,7 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     expect(await page.evaluate(() => Date.now())).toBeLessThan(Date.now() - 46 * 60_000);
     await page.waitForSelector("#timer[data-status='upcoming']");
     expect(await text(page, "#timer-label")).toBe("Opens in");
-    expect(await text(page, "#timer-value")).toMatch(/^0:0[3-6]$/);
+    expect(await text(page, "#timer-value")).toMatch(/^0:(0[1-9]|10)$/);
     expect(await page.isDisabled("#buy-button")).toBe(true);
     expect(await text(page, "#buy-label")).toMatch(/^Opens /);
     await screenshot(page, "shop-countdown-desktop");

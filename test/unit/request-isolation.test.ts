@@ -48,13 +48,20 @@ describe("no request waits on another request's I/O", () => {
     let loads = 0;
     const redis = {
       pipeline: () => {
+        let lookup = false;
         const p = {
           get: () => p,
-          exec: () => (++loads === 1 ? never() : Promise.resolve([buildTokenFilter([token]), "7"])),
+          hget: () => {
+            lookup = true;
+            return p;
+          },
+          exec: () => {
+            if (lookup) return Promise.resolve(["sale-1", null]);
+            return ++loads === 1 ? never() : Promise.resolve([buildTokenFilter([token]), "7", null]);
+          },
         };
         return p;
       },
-      hget: () => Promise.resolve("sale-1"),
       get: () => Promise.resolve("7"),
     } as unknown as Redis;
     const d = { redis, memory, defer: noDefer };
