@@ -437,6 +437,1349 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sales/{saleId}/queue/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper's ticket, live
+         * @description `event: ticket` with the shopper's Ticket at once, then on every change of its fields: position, frontier, verdict, wait, and the admission once admitted. The server steps each watched room once per refresh, whatever the number of waiters. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Counted in the order streams' budget (per shopper).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The id of the last event received, when reconnecting: the current state comes first, with higher ids, whatever the id's size (a decimal integer of any length is compared exactly). A value that is not a number is ignored. */
+                    "Last-Event-ID"?: string;
+                };
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /**
+                 * @description `event: ticket`, `data:` the shopper's [Ticket](#/components/schemas/Ticket).
+                 *
+                 *     Server-Sent Events: each event has an `event:` name, an `id:` that increases along the stream (and stays above a reconnecting client's `Last-Event-ID`) and one `data:` line of JSON. A `: ping` comment comes at least every 15 s while nothing else is written. Errors (JSON, with the status listed) are answered before the stream starts; once it started, the status is 200.
+                 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `UNKNOWN_SALE`: No such sale.
+                 *
+                 *     `NO_TICKET`: This shopper has no ticket for the sale's queue.
+                 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE" | "NO_TICKET";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/queue/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A proof-of-work challenge to join the queue
+         * @description An ALTCHA challenge (SHA-256) bound to the sale and the shopper, expiring in 10 minutes; its `maxnumber` (the difficulty) doubles with every 1,000 tickets taken. Solve it (ALTCHA's widget or altcha-lib's `solveChallenge`) and send the solution as the join's `challenge`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The challenge. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AltchaChallenge"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NO_QUEUE`: The sale admits everyone at once: it has no queue. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a sale's queue (or enter its draw)
+         * @description Once per shopper: joining again answers the same ticket. A sale with `proofOfWork` first checks the solved challenge (403 CHALLENGE_FAILED, nothing stored). An `open` sale has no queue: 409 NO_QUEUE. A draw takes entries until its start (409 ENTRIES_CLOSED after).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["QueueJoin"];
+                };
+            };
+            responses: {
+                /** @description The shopper's ticket. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Ticket"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `CHALLENGE_FAILED`: The sale asks for a proof of work to join, and the solution is missing or wrong. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "CHALLENGE_FAILED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `NO_QUEUE`: The sale admits everyone at once: it has no queue.
+                 *
+                 *     `SALE_ENDED`: The sale has ended.
+                 *
+                 *     `ENTRIES_CLOSED`: The draw took its entries until the sale's start.
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE" | "SALE_ENDED" | "ENTRIES_CLOSED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/queue/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper's ticket
+         * @description The ticket, its verdict and, once admitted, the `Admission` token for the buy.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The shopper's ticket. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Ticket"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `UNKNOWN_SALE`: No such sale.
+                 *
+                 *     `NO_TICKET`: This shopper has no ticket for the sale's queue.
+                 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE" | "NO_TICKET";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/draw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The draw, to verify
+         * @description From the creation, `seedHash` = SHA-256(seed). After the start: the seed, the sorted entries (ticket ids) and `entriesHash` = SHA-256(entries joined by "\n"). The order is the entries sorted by SHA-256(seed + ":" + entry) (hex, lowest first); the first are admitted while units cover them, the rest are the backups, in that order. A `queue` sale shuffles the tickets taken before its start the same way.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The draw. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Draw"];
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NO_QUEUE`: The sale admits everyone at once: it has no queue. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sales": {
         parameters: {
             query?: never;
@@ -861,7 +2204,7 @@ export interface paths {
         put?: never;
         /**
          * Reserve units of a live sale
-         * @description Checks apply in this order, the first that applies being the answer: 400, 401, 404, 429, the sale window and pause (409), ALREADY_PURCHASED, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, SOLD_OUT; a server that already knows the sale is sold out may answer 410 right after the 404 check. A 503 means nothing was reserved. The body is read as JSON whatever its Content-Type; an empty body means quantity 1.
+         * @description Checks apply in this order, the first that applies being the answer: 400, 401, 404, 403 NOT_ADMITTED (a queue or draw sale without a valid `Admission` header), 429, the sale window and pause (409), ALREADY_PURCHASED, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, SOLD_OUT; a server that already knows the sale is sold out may answer 410 right after the 404 check. A 503 means nothing was reserved. The body is read as JSON whatever its Content-Type; an empty body means quantity 1.
          */
         post: {
             parameters: {
@@ -869,6 +2212,8 @@ export interface paths {
                 header?: {
                     /** @description Makes a retry safe: the same key from the same shopper gets the first answer back and reserves at most once. */
                     "Idempotency-Key"?: string;
+                    /** @description Queue and draw sales: the `admission.token` of the shopper's ticket (`GET /api/sales/{saleId}/queue/me`), while it lasts. Missing, forged, for another sale or shopper, or lapsed: 403 NOT_ADMITTED, before any stock command. */
+                    Admission?: string;
                 };
                 path: {
                     /** @description The sale's purchase token (from `Sale.productToken`); an unknown one is 404. */
@@ -933,6 +2278,38 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NOT_ADMITTED`: The sale admits through its queue or draw, and the `Admission` header is missing, invalid, for another sale or shopper, or lapsed. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_ADMITTED";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
@@ -4747,6 +6124,242 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/sales/{saleId}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A queue or draw sale's waiting room
+         * @description Depth, frontier, cutoff, the units free and held, and how many tickets hold each verdict (the room is stepped first).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The room's figures. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RoomFigures"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NO_QUEUE`: The sale admits everyone at once: it has no queue. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/order-write": {
         parameters: {
             query?: never;
@@ -5933,6 +7546,61 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AltchaChallenge: {
+            /** @example SHA-256 */
+            algorithm: string;
+            challenge: string;
+            maxnumber?: number;
+            salt: string;
+            signature: string;
+        };
+        Ticket: {
+            /** @example t0k3j5h7g9f1d3s5a7p9o */
+            ticketId: string;
+            /** @example s4k2x9q1m0abc */
+            saleId: string;
+            /**
+             * @description Place in line (1 first). Before the start: the order of joining, until the start's shuffle.
+             * @example 42
+             */
+            position: number;
+            /**
+             * @description Positions the admission has passed.
+             * @example 30
+             */
+            frontier: number;
+            /**
+             * @description `will_get`: units are free for this place at the next step; `may_get`: only if holds or unpaid orders ahead come back; `will_not_get`: final, this ticket never gets a unit; `admitted`: a unit is held for you until `admission.expiresAt`; `lapsed`: the admission ended.
+             * @enum {string}
+             */
+            verdict: "will_get" | "may_get" | "will_not_get" | "admitted" | "lapsed";
+            /** @example 120 */
+            estimatedWaitSeconds: number;
+            admission?: {
+                /** @description Send it as the buy's `Admission` header. */
+                token: string;
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        };
+        QueueJoin: {
+            /** @description Sales with `proofOfWork`: the solved ALTCHA challenge, as the ALTCHA widget submits it (base64 of the JSON `{algorithm, challenge, number, salt, signature}`) or that object. */
+            challenge?: string | {
+                [key: string]: unknown;
+            };
+        };
+        Draw: {
+            /** @description SHA-256 (hex) of the seed, published from the sale's creation. */
+            seedHash: string;
+            /** @description After the draw: SHA-256 (hex) of the sorted entries (ticket ids) joined by "\n". */
+            entriesHash?: string;
+            /** @description After the draw: the seed (hex). */
+            seed?: string;
+            /** @description After the draw: the sorted entries. */
+            entries?: string[];
+            /** Format: date-time */
+            drawnAt?: string;
+        };
         SaleList: {
             sales: components["schemas"]["Sale"][];
             /**
@@ -5992,6 +7660,17 @@ export interface components {
              * @example 2026-12-01T10:00:00.000Z
              */
             serverTime: string;
+            /**
+             * @description `open`: everyone may buy; `queue`: through the waiting room (tickets taken before the start are shuffled at the start, later ones served in order); `draw`: entries until the start, then a verifiable draw. Queue and draw sales need the `Admission` header on a buy.
+             * @example open
+             * @enum {string}
+             */
+            admission: "open" | "queue" | "draw";
+            /**
+             * @description Joining the waiting room asks for an ALTCHA proof of work (`GET /api/sales/{saleId}/queue/challenge`).
+             * @example false
+             */
+            proofOfWork: boolean;
             /**
              * @description The purchase token for `POST /api/buy/{productToken}` (shoppers: only while live).
              * @example Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5
@@ -6108,6 +7787,17 @@ export interface components {
              */
             serverTime: string;
             /**
+             * @description `open`: everyone may buy; `queue`: through the waiting room (tickets taken before the start are shuffled at the start, later ones served in order); `draw`: entries until the start, then a verifiable draw. Queue and draw sales need the `Admission` header on a buy.
+             * @example open
+             * @enum {string}
+             */
+            admission: "open" | "queue" | "draw";
+            /**
+             * @description Joining the waiting room asks for an ALTCHA proof of work (`GET /api/sales/{saleId}/queue/challenge`).
+             * @example false
+             */
+            proofOfWork: boolean;
+            /**
              * @description The purchase token for `POST /api/buy/{productToken}`.
              * @example Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5
              */
@@ -6156,6 +7846,19 @@ export interface components {
              * @example 600
              */
             paymentWindowSeconds: number;
+            /**
+             * @description How shoppers are let in (see Sale.admission).
+             * @default open
+             * @example open
+             * @enum {string}
+             */
+            admission: "open" | "queue" | "draw";
+            /**
+             * @description Queue and draw sales: joining asks for an ALTCHA proof of work.
+             * @default false
+             * @example false
+             */
+            proofOfWork: boolean;
         };
         StockAdjustment: {
             /**
@@ -6381,6 +8084,34 @@ export interface components {
              * @description When QStash reported the failure.
              */
             at: string;
+        };
+        RoomFigures: {
+            /** @enum {string} */
+            admission: "queue" | "draw";
+            /** @description Tickets taken (the room's depth). */
+            tickets: number;
+            /** @description The line is in its final order (after the start). */
+            sealed: boolean;
+            /** @description Positions the admission has passed. */
+            frontier: number;
+            /** @description No position past it is ever admitted. */
+            cutoff: number | null;
+            /** @description Units not held by an admission. */
+            freeUnits: number;
+            /** @description Units admitted shoppers may still take. */
+            heldUnits: number;
+            verdicts: {
+                /** @description Admissions running now. */
+                admitted: number;
+                /** @description Positions passed and not admitted now (lapsed, or admitted and over). */
+                passed: number;
+                /** @description Waiting, covered by the free units. */
+                will_get: number;
+                /** @description Waiting, within the cutoff. */
+                may_get: number;
+                /** @description Waiting past the cutoff (or after the end). */
+                will_not_get: number;
+            };
         };
         OrderWriteResult: {
             /** @description Orders the job carried (entries that were orders). */
