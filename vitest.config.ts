@@ -25,6 +25,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/header-limits.test.ts",
   "test/integration/shopper-limits.test.ts",
   "test/integration/payments.test.ts",
+  "test/integration/admission.test.ts",
   "test/integration/shop-identity.test.ts",
   "test/integration/webhooks.test.ts",
   "test/integration/sale-counters.test.ts",

@@ -17,6 +17,8 @@ import { findWorkerd, threadCpuMicros } from "./measure/proc";
 const root = resolve(import.meta.dirname, "..");
 const dir = join(root, ".wrangler", "micro");
 const plan: [string, number][] = [
+  ["altcha-verify", 5_000],
+  ["admission-verify", 10_000],
   ["buy-checks-handwritten", 10_000],
   ["buy-checks-schema", 10_000],
   ["jwt-verify", 20_000],
@@ -118,7 +120,10 @@ async function main(): Promise<void> {
     };
     let envStable: boolean | null | undefined = null;
     console.log("\nworkerd CPU per step (µs, median of 3)");
+    // MICRO_ONLY=altcha-verify,admission-verify runs only those steps
+    const only = process.env.MICRO_ONLY?.split(",");
     for (const [op, n] of plan) {
+      if (only && !only.includes(op)) continue;
       await call(op, Math.min(n, 200));
       const samples: number[] = [];
       for (let rep = 0; rep < 3; rep++) {

@@ -437,6 +437,1349 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sales/{saleId}/queue/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper's ticket, live
+         * @description `event: ticket` with the shopper's Ticket at once, then on every change of its fields: position, frontier, verdict, wait, and the admission once admitted. The server steps each watched room once per refresh, whatever the number of waiters. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Counted in the order streams' budget (per shopper).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The id of the last event received, when reconnecting: the current state comes first, with higher ids, whatever the id's size (a decimal integer of any length is compared exactly). A value that is not a number is ignored. */
+                    "Last-Event-ID"?: string;
+                };
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /**
+                 * @description `event: ticket`, `data:` the shopper's [Ticket](#/components/schemas/Ticket).
+                 *
+                 *     Server-Sent Events: each event has an `event:` name, an `id:` that increases along the stream (and stays above a reconnecting client's `Last-Event-ID`) and one `data:` line of JSON. A `: ping` comment comes at least every 15 s while nothing else is written. Errors (JSON, with the status listed) are answered before the stream starts; once it started, the status is 200.
+                 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `UNKNOWN_SALE`: No such sale.
+                 *
+                 *     `NO_TICKET`: This shopper has no ticket for the sale's queue.
+                 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE" | "NO_TICKET";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/queue/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A proof-of-work challenge to join the queue
+         * @description An ALTCHA challenge (SHA-256) bound to the sale and the shopper, expiring in 10 minutes; its `maxnumber` (the difficulty) doubles with every 1,000 tickets taken. Solve it (ALTCHA's widget or altcha-lib's `solveChallenge`) and send the solution as the join's `challenge`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The challenge. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AltchaChallenge"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NO_QUEUE`: The sale admits everyone at once: it has no queue. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a sale's queue (or enter its draw)
+         * @description Once per shopper: joining again answers the same ticket. A sale with `proofOfWork` first checks the solved challenge (403 CHALLENGE_FAILED, nothing stored). An `open` sale has no queue: 409 NO_QUEUE. A draw takes entries until its start (409 ENTRIES_CLOSED after).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["QueueJoin"];
+                };
+            };
+            responses: {
+                /** @description The shopper's ticket. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Ticket"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `CHALLENGE_FAILED`: The sale asks for a proof of work to join, and the solution is missing or wrong. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "CHALLENGE_FAILED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `NO_QUEUE`: The sale admits everyone at once: it has no queue.
+                 *
+                 *     `SALE_ENDED`: The sale has ended.
+                 *
+                 *     `ENTRIES_CLOSED`: The draw took its entries until the sale's start.
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE" | "SALE_ENDED" | "ENTRIES_CLOSED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/queue/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper's ticket
+         * @description The ticket, its verdict and, once admitted, the `Admission` token for the buy.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The shopper's ticket. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Ticket"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /**
+                 * @description `UNKNOWN_SALE`: No such sale.
+                 *
+                 *     `NO_TICKET`: This shopper has no ticket for the sale's queue.
+                 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE" | "NO_TICKET";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sales/{saleId}/draw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The draw, to verify
+         * @description From the creation, `seedHash` = SHA-256(seed). After the start: the seed, the sorted entries (ticket ids) and `entriesHash` = SHA-256(entries joined by "\n"). The order is the entries sorted by SHA-256(seed + ":" + entry) (hex, lowest first); the first are admitted while units cover them, the rest are the backups, in that order. A `queue` sale shuffles the tickets taken before its start the same way.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The draw. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Draw"];
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NO_QUEUE`: The sale admits everyone at once: it has no queue. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `RATE_LIMITED`: Too many attempts from this shopper or address; wait `Retry-After` seconds. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMITED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sales": {
         parameters: {
             query?: never;
@@ -861,7 +2204,7 @@ export interface paths {
         put?: never;
         /**
          * Reserve units of a live sale
-         * @description Checks apply in this order, the first that applies being the answer: 400, 401, 404, 429, the sale window and pause (409), ALREADY_PURCHASED, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, SOLD_OUT; a server that already knows the sale is sold out may answer 410 right after the 404 check. A 503 means nothing was reserved. The body is read as JSON whatever its Content-Type; an empty body means quantity 1.
+         * @description Checks apply in this order, the first that applies being the answer: 400, 401, 404, 403 NOT_ADMITTED (a queue or draw sale without a valid `Admission` header), 429, the sale window and pause (409), ALREADY_PURCHASED, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, SOLD_OUT; a server that already knows the sale is sold out may answer 410 right after the 404 check. A 503 means nothing was reserved. The body is read as JSON whatever its Content-Type; an empty body means quantity 1.
          */
         post: {
             parameters: {
@@ -869,6 +2212,8 @@ export interface paths {
                 header?: {
                     /** @description Makes a retry safe: the same key from the same shopper gets the first answer back and reserves at most once. */
                     "Idempotency-Key"?: string;
+                    /** @description Queue and draw sales: the `admission.token` of the shopper's ticket (`GET /api/sales/{saleId}/queue/me`), while it lasts. Missing, forged, for another sale or shopper, or lapsed: 403 NOT_ADMITTED, before any stock command. */
+                    Admission?: string;
                 };
                 path: {
                     /** @description The sale's purchase token (from `Sale.productToken`); an unknown one is 404. */
@@ -933,6 +2278,38 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NOT_ADMITTED`: The sale admits through its queue or draw, and the `Admission` header is missing, invalid, for another sale or shopper, or lapsed. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_ADMITTED";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
@@ -4632,11 +6009,14 @@ export interface paths {
         put?: never;
         /**
          * Check Redis against Postgres and repair
-         * @description Compares the Redis ledger with the Postgres orders: a reservation without an order is published again, an adjustment Redis applied and Postgres missed is recorded, mismatches are reported, and a lasting stock drift (or a user over the limit) pauses the sale rather than overwrite either store.
+         * @description Compares the Redis ledger with the Postgres orders: a reservation without an order is published again, an adjustment Redis applied and Postgres missed is recorded, mismatches are reported, the stats' counters are recounted once per pass and repaired, and a lasting stock drift (or a user over the limit) pauses the sale rather than overwrite either store. A run checks a bounded chunk from where the last one stopped; `?full=1` checks everything.
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description `1`: a full run (every ledger entry and order), not the next chunk. */
+                    full?: "0" | "1";
+                };
                 header?: never;
                 path: {
                     /** @description The sale's id. */
@@ -4653,6 +6033,38 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ReconcileReport"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
                     };
                 };
                 /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
@@ -5198,6 +6610,1209 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every webhook endpoint
+         * @description The endpoints, newest first, without their secrets.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The endpoints. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookEndpointList"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Deliveries of the named event types (see the document's `webhooks`) will be POSTed to `url`, signed as Standard Webhooks asks with the secret answered here, and only here. A 400 names each bad field and stores nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointDefinition"];
+                };
+            };
+            responses: {
+                /** @description The endpoint, with its signing secret (shown this once). */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookEndpointCreated"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Nothing more is delivered to it (deliveries already queued are dropped when they run).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (an id that is not one is 404 NOT_FOUND). */
+                    endpointId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NOT_FOUND`: No such route. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_FOUND";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues one `webhook.test` delivery to the endpoint, signed and retried like any other.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (an id that is not one is 404 NOT_FOUND). */
+                    endpointId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Queued. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookTestSent"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NOT_FOUND`: No such route. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_FOUND";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/{endpointId}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's secret
+         * @description Answers a new secret. The previous one keeps signing for 24 hours: meanwhile `webhook-signature` carries a signature by each (`v1,<new> v1,<old>`), so the receiver can switch without losing a delivery. Rotating again drops the oldest.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (an id that is not one is 404 NOT_FOUND). */
+                    endpointId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The new secret (shown this once). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookSecretRotated"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NOT_FOUND`: No such route. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_FOUND";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/dead-letters/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a dead letter
+         * @description Hands the job QStash gave up on (a webhook delivery, an order write, …) to QStash again, retried as at first, and removes it from the dead letters (if it fails again it is recorded again).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Queued again. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeadLetterReplayed"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NOT_FOUND`: No such route. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_FOUND";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/orders/{orderId}/payment": {
         parameters: {
             query?: never;
@@ -5470,6 +8085,242 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/sales/{saleId}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A queue or draw sale's waiting room
+         * @description Depth, frontier, cutoff, the units free and held, and how many tickets hold each verdict (the room is stepped first).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The sale's id. */
+                    saleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The room's figures. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RoomFigures"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNKNOWN_SALE`: No such sale. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNKNOWN_SALE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `NO_QUEUE`: The sale admits everyone at once: it has no queue. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NO_QUEUE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6464,6 +9315,275 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/webhook-delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver webhook messages to one endpoint
+         * @description POSTs each message to the endpoint, in order, signed with its current secrets (Standard Webhooks). Answers 502 DELIVERY_FAILED at the first answer that is not 2xx (or no answer within 10 s), without Retry-After, so QStash delivers the job again with its backoff; every message is then sent again (receivers drop a `webhook-id` they have seen). A removed endpoint: 200, nothing sent. Retries exhausted: the failure callback records a dead letter the operator can replay.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryJob"];
+                };
+            };
+            responses: {
+                /** @description What was delivered. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookDeliveryResult"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route takes. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "PAYLOAD_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `DELIVERY_FAILED`: A webhook endpoint did not answer 2xx; QStash delivers the job again with its backoff (no Retry-After). */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "DELIVERY_FAILED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/dev/login": {
         parameters: {
             query?: never;
@@ -6659,9 +9779,929 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.reserved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.reserved
+         * @description Units were reserved for a shopper (the order is written; `status` is `queued`, version 1). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "order.reserved";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["OrderEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.awaiting_payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.awaiting_payment
+         * @description The order is written and waits for payment (version 2). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "order.awaiting_payment";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["OrderEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.paid
+         * @description The order is paid (version 3). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "order.paid";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["OrderEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.expired
+         * @description The payment window closed unpaid; the units went back to the sale (version 3). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "order.expired";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["OrderEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled
+         * @description The shopper cancelled; the units went back to the sale (version 3). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "order.cancelled";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["OrderEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.refunded
+         * @description A payment was refunded (one that landed after the order expired or was cancelled; version 4). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "order.refunded";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["OrderEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sale.live
+         * @description The sale opened (or stock came back to a sold-out sale); announced at creation for a sale live at once, else by the minute sweep. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "sale.live";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["SaleEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sale.paused
+         * @description An operator paused the sale. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "sale.paused";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["SaleEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sale.resumed
+         * @description An operator resumed the sale. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "sale.resumed";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["SaleEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.sold_out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sale.sold_out
+         * @description Nothing is left; announced by the order write that took the last unit (or the minute sweep). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "sale.sold_out";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["SaleEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sale.ended
+         * @description The sale's window closed; announced by the minute sweep. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "sale.ended";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["SaleEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.stock_adjusted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sale.stock_adjusted
+         * @description An operator added or removed stock. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "sale.stock_adjusted";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["SaleEventData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent by `POST /api/admin/webhooks/{endpointId}/test` to that endpoint only. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The message id, the same on every retry: deduplicate by it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `id.timestamp.body`, one per valid secret (two for 24 h after a rotation). Verify with Standard Webhooks' `Webhook(secret).verify(body, headers)`. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "webhook.test";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: {
+                            endpointId: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else (or no answer in 10 s) is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        OrderEventData: components["schemas"]["Order"] & {
+            /**
+             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one.
+             * @example 3
+             */
+            version: number;
+        };
+        OrderPayment: {
+            /**
+             * @description Who took the payment.
+             * @enum {string}
+             */
+            provider: "stripe" | "manual" | "local";
+            /**
+             * @description `pending`: a checkout is open; `paid`; `refunded`: the money came after the order expired or was cancelled and was given back (the order keeps its status).
+             * @enum {string}
+             */
+            status: "pending" | "paid" | "refunded";
+            /** @example 2500 */
+            amountCents: number;
+            /** @example usd */
+            currency: string;
+        };
+        Order: {
+            /** @example s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o */
+            orderId: string;
+            /** @example s4k2x9q1m0abc */
+            saleId: string;
+            /** @example 1 */
+            quantity: number;
+            /**
+             * @description `queued`: stock reserved, order not yet in Postgres; `expired` and `cancelled` gave their units back.
+             * @enum {string}
+             */
+            status: "queued" | "awaiting_payment" | "paid" | "expired" | "cancelled";
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description End of the payment window.
+             */
+            expiresAt: string;
+            /** Format: date-time */
+            paidAt?: string;
+            payment?: components["schemas"]["OrderPayment"];
+        };
+        SaleEventData: components["schemas"]["OperatorSale"] & {
+            /**
+             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one.
+             * @example 3
+             */
+            version: number;
+        };
+        OperatorSale: {
+            /** @example s4k2x9q1m0abc */
+            saleId: string;
+            /** @example Concert tickets */
+            name: string;
+            /**
+             * @description Price of one unit in cents.
+             * @example 4900
+             */
+            priceCents: number;
+            /**
+             * @description Most units one shopper may hold.
+             * @example 2
+             */
+            perUserLimit: number;
+            /**
+             * Format: date-time
+             * @description When buying opens (UTC).
+             * @example 2026-12-01T10:00:00.000Z
+             */
+            startsAt: string;
+            /**
+             * Format: date-time
+             * @description When buying closes (UTC).
+             * @example 2026-12-01T10:00:00.000Z
+             */
+            endsAt: string;
+            /** @enum {string} */
+            status: "upcoming" | "live" | "sold_out" | "ended" | "paused";
+            /**
+             * @description Units not reserved.
+             * @example 998
+             */
+            remaining: number;
+            /**
+             * @description Units for sale, adjustments included.
+             * @example 1000
+             */
+            stock: number;
+            /**
+             * @description Time to pay after buying.
+             * @example 600
+             */
+            paymentWindowSeconds: number;
+            /**
+             * Format: date-time
+             * @description The store's clock when this was read (the clock the sale window follows).
+             * @example 2026-12-01T10:00:00.000Z
+             */
+            serverTime: string;
+            /**
+             * @description `open`: everyone may buy; `queue`: through the waiting room (tickets taken before the start are shuffled at the start, later ones served in order); `draw`: entries until the start, then a verifiable draw. Queue and draw sales need the `Admission` header on a buy.
+             * @example open
+             * @enum {string}
+             */
+            admission: "open" | "queue" | "draw";
+            /**
+             * @description Joining the waiting room asks for an ALTCHA proof of work (`GET /api/sales/{saleId}/queue/challenge`).
+             * @example false
+             */
+            proofOfWork: boolean;
+            /**
+             * @description The purchase token for `POST /api/buy/{productToken}`.
+             * @example Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5
+             */
+            productToken: string;
+        };
+        AltchaChallenge: {
+            /** @example SHA-256 */
+            algorithm: string;
+            challenge: string;
+            maxnumber?: number;
+            salt: string;
+            signature: string;
+        };
+        Ticket: {
+            /** @example t0k3j5h7g9f1d3s5a7p9o */
+            ticketId: string;
+            /** @example s4k2x9q1m0abc */
+            saleId: string;
+            /**
+             * @description Place in line (1 first). Before the start: the order of joining, until the start's shuffle.
+             * @example 42
+             */
+            position: number;
+            /**
+             * @description Positions the admission has passed.
+             * @example 30
+             */
+            frontier: number;
+            /**
+             * @description `will_get`: units are free for this place at the next step; `may_get`: only if holds or unpaid orders ahead come back; `will_not_get`: final, this ticket never gets a unit; `admitted`: a unit is held for you until `admission.expiresAt`; `lapsed`: the admission ended.
+             * @enum {string}
+             */
+            verdict: "will_get" | "may_get" | "will_not_get" | "admitted" | "lapsed";
+            /** @example 120 */
+            estimatedWaitSeconds: number;
+            admission?: {
+                /** @description Send it as the buy's `Admission` header. */
+                token: string;
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        };
+        QueueJoin: {
+            /** @description Sales with `proofOfWork`: the solved ALTCHA challenge, as the ALTCHA widget submits it (base64 of the JSON `{algorithm, challenge, number, salt, signature}`) or that object. */
+            challenge?: string | {
+                [key: string]: unknown;
+            };
+        };
+        Draw: {
+            /** @description SHA-256 (hex) of the seed, published from the sale's creation. */
+            seedHash: string;
+            /** @description After the draw: SHA-256 (hex) of the sorted entries (ticket ids) joined by "\n". */
+            entriesHash?: string;
+            /** @description After the draw: the seed (hex). */
+            seed?: string;
+            /** @description After the draw: the sorted entries. */
+            entries?: string[];
+            /** Format: date-time */
+            drawnAt?: string;
+        };
         SaleList: {
             sales: components["schemas"]["Sale"][];
             /**
@@ -6722,6 +10762,17 @@ export interface components {
              */
             serverTime: string;
             /**
+             * @description `open`: everyone may buy; `queue`: through the waiting room (tickets taken before the start are shuffled at the start, later ones served in order); `draw`: entries until the start, then a verifiable draw. Queue and draw sales need the `Admission` header on a buy.
+             * @example open
+             * @enum {string}
+             */
+            admission: "open" | "queue" | "draw";
+            /**
+             * @description Joining the waiting room asks for an ALTCHA proof of work (`GET /api/sales/{saleId}/queue/challenge`).
+             * @example false
+             */
+            proofOfWork: boolean;
+            /**
              * @description The purchase token for `POST /api/buy/{productToken}` (shoppers: only while live).
              * @example Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5
              */
@@ -6747,45 +10798,6 @@ export interface components {
              * @example 1
              */
             quantity: number;
-        };
-        Order: {
-            /** @example s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o */
-            orderId: string;
-            /** @example s4k2x9q1m0abc */
-            saleId: string;
-            /** @example 1 */
-            quantity: number;
-            /**
-             * @description `queued`: stock reserved, order not yet in Postgres; `expired` and `cancelled` gave their units back.
-             * @enum {string}
-             */
-            status: "queued" | "awaiting_payment" | "paid" | "expired" | "cancelled";
-            /** Format: date-time */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description End of the payment window.
-             */
-            expiresAt: string;
-            /** Format: date-time */
-            paidAt?: string;
-            payment?: components["schemas"]["OrderPayment"];
-        };
-        OrderPayment: {
-            /**
-             * @description Who took the payment.
-             * @enum {string}
-             */
-            provider: "stripe" | "manual" | "local";
-            /**
-             * @description `pending`: a checkout is open; `paid`; `refunded`: the money came after the order expired or was cancelled and was given back (the order keeps its status).
-             * @enum {string}
-             */
-            status: "pending" | "paid" | "refunded";
-            /** @example 2500 */
-            amountCents: number;
-            /** @example usd */
-            currency: string;
         };
         PayRequest: {
             /**
@@ -6828,62 +10840,6 @@ export interface components {
              * @description The engine's clock when this was read.
              */
             serverTime: string;
-        };
-        OperatorSale: {
-            /** @example s4k2x9q1m0abc */
-            saleId: string;
-            /** @example Concert tickets */
-            name: string;
-            /**
-             * @description Price of one unit in cents.
-             * @example 4900
-             */
-            priceCents: number;
-            /**
-             * @description Most units one shopper may hold.
-             * @example 2
-             */
-            perUserLimit: number;
-            /**
-             * Format: date-time
-             * @description When buying opens (UTC).
-             * @example 2026-12-01T10:00:00.000Z
-             */
-            startsAt: string;
-            /**
-             * Format: date-time
-             * @description When buying closes (UTC).
-             * @example 2026-12-01T10:00:00.000Z
-             */
-            endsAt: string;
-            /** @enum {string} */
-            status: "upcoming" | "live" | "sold_out" | "ended" | "paused";
-            /**
-             * @description Units not reserved.
-             * @example 998
-             */
-            remaining: number;
-            /**
-             * @description Units for sale, adjustments included.
-             * @example 1000
-             */
-            stock: number;
-            /**
-             * @description Time to pay after buying.
-             * @example 600
-             */
-            paymentWindowSeconds: number;
-            /**
-             * Format: date-time
-             * @description The store's clock when this was read (the clock the sale window follows).
-             * @example 2026-12-01T10:00:00.000Z
-             */
-            serverTime: string;
-            /**
-             * @description The purchase token for `POST /api/buy/{productToken}`.
-             * @example Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5
-             */
-            productToken: string;
         };
         SaleDefinition: {
             /**
@@ -6928,6 +10884,19 @@ export interface components {
              * @example 600
              */
             paymentWindowSeconds: number;
+            /**
+             * @description How shoppers are let in (see Sale.admission).
+             * @default open
+             * @example open
+             * @enum {string}
+             */
+            admission: "open" | "queue" | "draw";
+            /**
+             * @description Queue and draw sales: joining asks for an ALTCHA proof of work.
+             * @default false
+             * @example false
+             */
+            proofOfWork: boolean;
         };
         StockAdjustment: {
             /**
@@ -7042,11 +11011,20 @@ export interface components {
         ReconcileReport: {
             /** @example s4k2x9q1m0abc */
             saleId: string;
+            /** @description A full run (`?full=1`): every ledger entry and order checked. */
+            full: boolean;
             /**
-             * @description Redis ledger entries checked.
+             * @description Redis ledger entries checked (a bounded chunk, unless full).
              * @example 125
              */
             checkedLedgerEntries: number;
+            /**
+             * @description Orders written since the last run's watermark, checked (a bounded chunk, unless full).
+             * @example 40
+             */
+            checkedOrders: number;
+            /** @description The walk through the ledger finished a pass in this run; the counters were then recounted. */
+            passComplete: boolean;
             /**
              * @description Reservations without a Postgres order: their order write was published again.
              * @example [
@@ -7075,6 +11053,17 @@ export interface components {
                     quantity: number;
                 };
             }[];
+            counters: {
+                /** @description The stats' counters were recounted from the orders in this run. */
+                checked: boolean;
+                /** @description Counters that did not match the recount: what they said, what they now say. */
+                repaired: {
+                    /** @enum {string} */
+                    counter: "orders" | "awaiting_payment" | "paid" | "expired" | "cancelled" | "live_units" | "unrestored_units";
+                    was: number;
+                    recounted: number;
+                }[];
+            };
             /**
              * @description Units by which stock differs from remaining + live + restoring, if it lasts (0: none).
              * @example 0
@@ -7154,12 +11143,96 @@ export interface components {
              */
             at: string;
         };
+        WebhookEndpointCreated: {
+            /** @example ep_5f0c3a9e1b2d4c6e8f0a1b2c */
+            endpointId: string;
+            /** @example https://shop.example/hooks/flash */
+            url: string;
+            events: ("order.reserved" | "order.awaiting_payment" | "order.paid" | "order.expired" | "order.cancelled" | "order.refunded" | "sale.live" | "sale.paused" | "sale.resumed" | "sale.sold_out" | "sale.ended" | "sale.stock_adjusted")[];
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * @description The signing secret (`whsec_` and base64), for Standard Webhooks' `Webhook(secret).verify`. Shown only in this answer.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookEndpointDefinition: {
+            /**
+             * @description Where deliveries are POSTed.
+             * @example https://shop.example/hooks/flash
+             */
+            url: string;
+            /**
+             * @description The event types to deliver.
+             * @example [
+             *       "order.paid",
+             *       "order.expired"
+             *     ]
+             */
+            events: ("order.reserved" | "order.awaiting_payment" | "order.paid" | "order.expired" | "order.cancelled" | "order.refunded" | "sale.live" | "sale.paused" | "sale.resumed" | "sale.sold_out" | "sale.ended" | "sale.stock_adjusted")[];
+        };
+        WebhookEndpointList: {
+            endpoints: components["schemas"]["WebhookEndpoint"][];
+        };
+        WebhookEndpoint: {
+            /** @example ep_5f0c3a9e1b2d4c6e8f0a1b2c */
+            endpointId: string;
+            /** @example https://shop.example/hooks/flash */
+            url: string;
+            events: ("order.reserved" | "order.awaiting_payment" | "order.paid" | "order.expired" | "order.cancelled" | "order.refunded" | "sale.live" | "sale.paused" | "sale.resumed" | "sale.sold_out" | "sale.ended" | "sale.stock_adjusted")[];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookTestSent: {
+            /** @description The test message's `webhook-id`. */
+            msgId: string;
+        };
+        WebhookSecretRotated: {
+            /**
+             * @description The signing secret (`whsec_` and base64), for Standard Webhooks' `Webhook(secret).verify`. Shown only in this answer.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        DeadLetterReplayed: {
+            /** @enum {boolean} */
+            replayed: true;
+        };
         PaymentConfirmation: {
             /**
              * @description The shop's reference of the payment it took.
              * @example shop-pay-42
              */
             paymentRef?: string;
+        };
+        RoomFigures: {
+            /** @enum {string} */
+            admission: "queue" | "draw";
+            /** @description Tickets taken (the room's depth). */
+            tickets: number;
+            /** @description The line is in its final order (after the start). */
+            sealed: boolean;
+            /** @description Positions the admission has passed. */
+            frontier: number;
+            /** @description No position past it is ever admitted. */
+            cutoff: number | null;
+            /** @description Units not held by an admission. */
+            freeUnits: number;
+            /** @description Units admitted shoppers may still take. */
+            heldUnits: number;
+            verdicts: {
+                /** @description Admissions running now. */
+                admitted: number;
+                /** @description Positions passed and not admitted now (lapsed, or admitted and over). */
+                passed: number;
+                /** @description Waiting, covered by the free units. */
+                will_get: number;
+                /** @description Waiting, within the cutoff. */
+                may_get: number;
+                /** @description Waiting past the cutoff (or after the end). */
+                will_not_get: number;
+            };
         };
         OrderWriteResult: {
             /** @description Orders the job carried (entries that were orders). */
@@ -7241,6 +11314,25 @@ export interface components {
             body?: unknown;
             /** @description The job's body, base64. QStash sends a string; a value of another type is ignored, not refused. */
             sourceBody?: unknown;
+        };
+        WebhookDeliveryResult: {
+            /** @description Messages the endpoint answered 2xx. */
+            delivered: number;
+            /** @description The endpoint was removed: nothing was sent. */
+            dropped: boolean;
+        };
+        WebhookDeliveryJob: {
+            endpointId: string;
+            messages: {
+                msgId: string;
+                payload: {
+                    type: string;
+                    timestamp: string;
+                    data: {
+                        [key: string]: unknown;
+                    };
+                };
+            }[];
         };
         DevLoginStatus: {
             /** @description Whether `POST /api/dev/login` mints tokens here. */

@@ -44,6 +44,8 @@
   ARGV[9]  window length (ms)
   ARGV[10] timeline TTL (seconds)
   ARGV[11] "1" when the server runs this attempt again after a run got no reply, else "0" (or absent)
+  ARGV[12] the units this shopper's admission holds (queue and draw sales; src/admission/), when lower
+           than perUserLimit: the allowance is then that (absent for an open sale)
 
   A re-run's refusal (codes 3 to 10, and 22) is final for the order id: it writes the "x:<orderId>" marker a
   void writes (reason "void", counted false), so an earlier run of the same attempt that is still on
@@ -202,6 +204,10 @@ if now < recoveringUntil then
 end
 
 local limit = tonumber(meta[4])
+local admitted = tonumber(ARGV[12] or "")
+if admitted and admitted < limit then
+  limit = admitted
+end
 local held = tonumber(redis.call("HGET", KEYS[3], userId) or "0")
 if held >= limit then
   return answer({7, held})

@@ -49,6 +49,10 @@ export type Env = {
   STRIPE_SECRET_KEY?: string;
   STRIPE_WEBHOOK_SECRET?: string;
   STRIPE_API_BASE?: string;
+  ADMISSION_SECRET?: string;
+  ADMISSION_WINDOW_SECONDS?: string;
+  ALTCHA_HMAC_KEY?: string;
+  ALTCHA_MAX_NUMBER?: string;
 };
 
 const secret = z.string().min(8);
@@ -144,6 +148,17 @@ const configSchema = z
     STRIPE_WEBHOOK_SECRET: optionalText,
     /** Where the Stripe API is (default Stripe's own); locally the stand-in, local/stripe-server.ts. */
     STRIPE_API_BASE: z.url().optional(),
+    /**
+     * Signs the `Admission` tokens of queue and draw sales (src/admission/admission-token.ts); unset: a
+     * key derived from JWT_SECRET (never JWT_SECRET itself, so an admission is never a shopper token).
+     */
+    ADMISSION_SECRET: secret.optional(),
+    /** how long an admitted shopper's hold lasts (the admission token's life) */
+    ADMISSION_WINDOW_SECONDS: positiveInt(120),
+    /** signs the ALTCHA proof-of-work challenges; unset: a key derived from JWT_SECRET */
+    ALTCHA_HMAC_KEY: secret.optional(),
+    /** the challenge's difficulty with an empty room; it doubles with every 1,000 tickets, up to 64 times */
+    ALTCHA_MAX_NUMBER: positiveInt(20_000),
   })
   .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
     message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",

@@ -28,7 +28,12 @@ export type ErrorCode =
   | "HEADERS_TOO_LARGE"
   | "UNAVAILABLE"
   | "DELIVERY_FAILED"
-  | "INTERNAL";
+  | "INTERNAL"
+  | "NOT_ADMITTED"
+  | "CHALLENGE_FAILED"
+  | "NO_QUEUE"
+  | "NO_TICKET"
+  | "ENTRIES_CLOSED";
 
 /** The one table from error code to HTTP status. */
 export function statusOf(code: ErrorCode): ContentfulStatusCode {
@@ -44,6 +49,14 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 404;
     case "METHOD_NOT_ALLOWED":
       return 405;
+    case "NOT_ADMITTED":
+    case "CHALLENGE_FAILED":
+      return 403;
+    case "NO_TICKET":
+      return 404;
+    case "NO_QUEUE":
+    case "ENTRIES_CLOSED":
+      return 409;
     case "SALE_NOT_STARTED":
     case "SALE_ENDED":
     case "SALE_PAUSED":

@@ -27,3 +27,8 @@ export function saleIdOfOrder(orderId: string): string | null {
 export function newAdjustmentId(): string {
   return `a${randomChars(16)}`;
 }
+
+/** A new waiting-room ticket id: `t` + 20 base36 characters. */
+export function newTicketId(): string {
+  return `t${randomChars(20)}`;
+}

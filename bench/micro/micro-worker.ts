@@ -6,8 +6,11 @@
  */
 import { Client } from "@upstash/qstash";
 import { Redis } from "@upstash/redis/cloudflare";
+import { createChallenge } from "altcha-lib/v1";
 import { Hono } from "hono";
 import { verify } from "hono/jwt";
+import { signAdmission, verifyAdmission } from "../../src/admission/admission-token";
+import { solvesJoinChallenge } from "../../src/admission/challenge";
 import { buildTokenFilter, parseTokenFilter } from "../../src/catalog/catalog";
 import { type Env, readConfig } from "../../src/env";
 import { parseJsonObject, readBoundedBody } from "../../src/http/read-body";
@@ -64,7 +67,45 @@ async function answered(app: { fetch(req: Request): Response | Promise<Response>
   await res.text();
 }
 
+/** A solved join challenge (the number given, so nothing is solved here) for sale "s1" and user "u1". */
+async function solvedJoin(env: MicroEnv): Promise<string> {
+  const hmacKey = `flash-sale altcha key\u0000${env.JWT_SECRET}`;
+  const c = await createChallenge({
+    hmacKey,
+    number: 12_345,
+    maxnumber: 20_000,
+    params: { sale: "s1", user: "u1" },
+    expires: new Date(Date.now() + 600_000),
+  });
+  return btoa(JSON.stringify({ ...c, number: 12_345 }));
+}
+
+const admissionConfig = (env: MicroEnv) => ({ JWT_SECRET: env.JWT_SECRET, ADMISSION_SECRET: undefined });
+
 const ops: Record<string, Op> = {
+  /** The join's proof-of-work check (altcha-lib verifySolution plus the binding to sale and user). */
+  "altcha-verify": async (n, env) => {
+    const payload = await solvedJoin(env);
+    const config = { ...admissionConfig(env), ALTCHA_HMAC_KEY: undefined, ALTCHA_MAX_NUMBER: 20_000 };
+    await times(n, 1, async () => {
+      if (!(await solvesJoinChallenge(config, payload, { saleId: "s1", userId: "u1" })))
+        throw new Error("bad");
+    });
+  },
+  /** The buy's admission check of a queue sale (jose HS256, key derived once). */
+  "admission-verify": async (n, env) => {
+    const at = { saleId: "s1", userId: "u1" };
+    const token = await signAdmission(admissionConfig(env), {
+      ...at,
+      ticketId: "t",
+      units: 1,
+      expiresAt: Date.now() + 600_000,
+    });
+    await times(n, 1, async () => {
+      if (!(await verifyAdmission(admissionConfig(env), token, { ...at, now: Date.now() })))
+        throw new Error("bad");
+    });
+  },
   /** Baseline: the buy route's body and header checks written by hand, routed by Hono. */
   "buy-checks-handwritten": (n) => times(n, 1, () => answered(handwritten, buyRequest())),
   /** The same checks from the route's zod description (@hono/zod-openapi), routed the same way. */

@@ -5,6 +5,7 @@ import { byId, h, setText } from "./dom.js";
 import { formatInt, formatMoney, formatWhen } from "./format.js";
 import { followSale } from "./operator-stream.js";
 import { renderReconcileReport } from "./reconcile-report.js";
+import { mountRoomView } from "./room-view.js";
 import { statusBadge } from "./sale-status.js";
 
 const SAMPLE_MS = 1000;
@@ -26,6 +27,7 @@ export function mountLiveView({ onSaleChanged }) {
   let latest = null;
   let stream = null;
 
+  const room = mountRoomView();
   const samples = () => samplesBySale.get(sale.saleId) ?? [];
 
   function renderHead() {
@@ -190,6 +192,7 @@ export function mountLiveView({ onSaleChanged }) {
       byId("live-empty").hidden = true;
       byId("live-body").hidden = false;
       renderHead();
+      room.show(next);
       if (!same) {
         timeline = [];
         latest = null;

@@ -12,14 +12,17 @@ const MAX_RETRIES = 3;
  * @example
  * const r = await buyOnce({ productToken, quantity: 1, token, onRetry: showWait });
  */
-export async function buyOnce({ productToken, quantity, token, onRetry }) {
+export async function buyOnce({ productToken, quantity, token, admission, onRetry }) {
   const idempotencyKey = crypto.randomUUID();
+  const headers = { "Idempotency-Key": idempotencyKey };
+  // queue and draw sales: the ticket's admission token (queue-panel.js)
+  if (admission) headers.Admission = admission;
   for (let attempt = 0; ; attempt++) {
     const result = await callApi(`/api/buy/${encodeURIComponent(productToken)}`, {
       method: "POST",
       token,
       body: { quantity },
-      headers: { "Idempotency-Key": idempotencyKey },
+      headers,
     });
     if (result.ok || !isTransient(result) || attempt >= MAX_RETRIES) return result;
     const waitMs = (result.retryAfter ?? 0.5 * 2 ** attempt) * 1000;

@@ -11,6 +11,8 @@ const FIELDS = [
   "paymentWindowSeconds",
   "startsAt",
   "endsAt",
+  "admission",
+  "proofOfWork",
 ];
 const INPUT_OF = {
   name: "f-name",
@@ -21,6 +23,8 @@ const INPUT_OF = {
   paymentWindowSeconds: "f-window",
   startsAt: "f-startsAt",
   endsAt: "f-endsAt",
+  admission: "f-admission",
+  proofOfWork: "f-proofOfWork",
 };
 
 /**
@@ -94,6 +98,8 @@ export function mountSaleForm({ onCreated }) {
       paymentWindowSeconds: numberOrRaw(value("f-window"), 60),
       startsAt: isoOrRaw(value("f-startsAt")),
       endsAt: isoOrRaw(value("f-endsAt")),
+      admission: value("f-admission"),
+      proofOfWork: byId("f-proofOfWork").checked,
     };
     button.disabled = true;
     say("Creating…", "info");

@@ -8,6 +8,7 @@ import { shopperMessage } from "./messages.js";
 import { createOrderFlow } from "./order-flow.js";
 import { buyOnce } from "./purchase.js";
 import { createQuantityStepper } from "./quantity-stepper.js";
+import { createQueuePanel } from "./queue-panel.js";
 import { renderSaleFacts, renderSaleIdentity } from "./sale-facts.js";
 import { statusAt } from "./sale-status.js";
 import { watchSale } from "./sale-stream.js";
@@ -46,6 +47,8 @@ export function mountSaleView({ account, onSignedOut }) {
     say,
   });
 
+  const room = createQueuePanel({ onChange: () => render() });
+
   const qty = createQuantityStepper({
     max: () =>
       sale
@@ -77,6 +80,10 @@ export function mountSaleView({ account, onSignedOut }) {
       waitMs: waitUntil - now,
       quantity,
     });
+    if (shopper && room.gated() && !room.admission() && status === "live") {
+      state.enabled = false;
+      state.label = "Wait for your turn in the queue";
+    }
     buyButton.disabled = !state.enabled;
     buyButton.setAttribute("aria-busy", String(buying));
     setText(byId("buy-label"), state.label);
@@ -121,6 +128,7 @@ export function mountSaleView({ account, onSignedOut }) {
       productToken: sale.productToken,
       quantity: qty.value(),
       token: shopper.token,
+      admission: room.admission(),
       onRetry: (res, ms) => say(shopperMessage(res.error, { retryAfter: ms / 1000 }), "info"),
     });
     buying = false;
@@ -171,6 +179,7 @@ export function mountSaleView({ account, onSignedOut }) {
       renderSaleIdentity(sale);
       qty.reset();
       order.restore(shopper);
+      room.show(sale, shopper);
       render();
       loops = [setInterval(tick, 250)];
       stopStream = watchSale(saleId, {
@@ -189,12 +198,14 @@ export function mountSaleView({ account, onSignedOut }) {
       stopStream?.();
       stopStream = null;
       order.detach();
+      room.stop();
       sale = null;
     },
     setShopper(next) {
       if (shopper?.userId !== next?.userId) order.detach();
       shopper = next;
       if (sale && shopper) order.restore(shopper);
+      if (sale) room.show(sale, shopper);
       render();
     },
   };

@@ -50,6 +50,14 @@ export const saleDefinitionSchema = z
         "Time to pay after buying; an unpaid order then expires and gives its units back.",
         600,
       ),
+      admission: z
+        .enum(["open", "queue", "draw"], { error: "admission must be open, queue or draw." })
+        .default("open")
+        .openapi({ description: "How shoppers are let in (see Sale.admission).", example: "open" }),
+      proofOfWork: z.boolean({ error: "proofOfWork must be true or false." }).default(false).openapi({
+        description: "Queue and draw sales: joining asks for an ALTCHA proof of work.",
+        example: false,
+      }),
     },
     { error: "The body must be a JSON object." },
   )

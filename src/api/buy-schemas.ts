@@ -33,7 +33,13 @@ export const idempotencyKeyHeader = z
     example: "7f9c2ba4-e88f-4f0c-9a0a-3c1a2b7d5e61",
   });
 
-export const buyHeaders = z.object({ "Idempotency-Key": idempotencyKeyHeader });
+export const buyHeaders = z.object({
+  "Idempotency-Key": idempotencyKeyHeader,
+  Admission: z.string().optional().openapi({
+    description:
+      "Queue and draw sales: the `admission.token` of the shopper's ticket (`GET /api/sales/{saleId}/queue/me`), while it lasts. Missing, forged, for another sale or shopper, or lapsed: 403 NOT_ADMITTED, before any stock command.",
+  }),
+});
 
 export const productTokenParam = z.object({
   productToken: z.string().openapi({

@@ -60,6 +60,10 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>): Document {
     info: { title: "Flash-sale engine", version: "1.0.0", description: DESCRIPTION },
     tags: [
       { name: "Shopper", description: "Sales, buying and orders, as a shop's pages and apps call them." },
+      {
+        name: "Admission",
+        description: "Queue and draw sales: the waiting room, its tickets and verdicts, the draw to verify.",
+      },
       { name: "Realtime", description: "Server-Sent Events streams (`text/event-stream`)." },
       { name: "Operator", description: "Creating and running sales; needs the operator token." },
       {

@@ -32,6 +32,12 @@ const MEANING: Record<ErrorCode, string> = {
   DELIVERY_FAILED:
     "A webhook endpoint did not answer 2xx; QStash delivers the job again with its backoff (no Retry-After).",
   INTERNAL: "Something failed on the server's side.",
+  NOT_ADMITTED:
+    "The sale admits through its queue or draw, and the `Admission` header is missing, invalid, for another sale or shopper, or lapsed.",
+  CHALLENGE_FAILED: "The sale asks for a proof of work to join, and the solution is missing or wrong.",
+  NO_QUEUE: "The sale admits everyone at once: it has no queue.",
+  NO_TICKET: "This shopper has no ticket for the sale's queue.",
+  ENTRIES_CLOSED: "The draw took its entries until the sale's start.",
 };
 
 /**

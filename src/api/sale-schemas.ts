@@ -26,6 +26,16 @@ export const saleSchema = z
     stock: z.int().min(0).openapi({ description: "Units for sale, adjustments included.", example: 1000 }),
     paymentWindowSeconds: z.int().min(1).openapi({ description: "Time to pay after buying.", example: 600 }),
     serverTime: isoTime("The store's clock when this was read (the clock the sale window follows)."),
+    admission: z.enum(["open", "queue", "draw"]).openapi({
+      description:
+        "`open`: everyone may buy; `queue`: through the waiting room (tickets taken before the start are shuffled at the start, later ones served in order); `draw`: entries until the start, then a verifiable draw. Queue and draw sales need the `Admission` header on a buy.",
+      example: "open",
+    }),
+    proofOfWork: z.boolean().openapi({
+      description:
+        "Joining the waiting room asks for an ALTCHA proof of work (`GET /api/sales/{saleId}/queue/challenge`).",
+      example: false,
+    }),
     productToken: z.string().optional().openapi({
       description: "The purchase token for `POST /api/buy/{productToken}` (shoppers: only while live).",
       example: "Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5",

@@ -1,3 +1,5 @@
+import { admissionModeOf } from "../admission/admission-mode";
+import { verifyAdmission } from "../admission/admission-token";
 import { CatalogMissingError, resolveProductToken } from "../catalog/catalog";
 import { StoreUnavailableError } from "../errors";
 import { newOrderId } from "../ids";
@@ -18,12 +20,16 @@ export type BuyInput = {
   idempotencyKey: string | null;
   /** the client's address as the platform gives it (CF-Connecting-IP, or the socket's) */
   clientIp: string | undefined;
+  /** the `Admission` header (queue and draw sales) */
+  admission?: string | null;
 };
 
 /** What an attempt came to: units reserved (the order is on its way to Postgres), or why not. */
 export type BuyOutcome =
   | { kind: "accepted"; orderId: string; quantity: number; expiresAt: number }
   | { kind: "unknown_product" }
+  /** a queue or draw sale, and no valid admission for this shopper and sale */
+  | { kind: "not_admitted" }
   | Exclude<ReserveOutcome, { kind: "reserved" }>;
 
 type Reserved = Extract<ReserveOutcome, { kind: "reserved" }>;
@@ -51,6 +57,12 @@ export async function attemptPurchase(d: Deps, input: BuyInput): Promise<BuyOutc
   if (!saleId) return { kind: "unknown_product" };
   const now = await storeNow(d, { refreshMs: config.STORE_CLOCK_REFRESH_MS });
   const { userId, idempotencyKey } = input;
+  let admittedUnits: number | undefined;
+  if ((await admissionModeOf(d, saleId)) !== "open") {
+    const admission = await verifyAdmission(config, input.admission, { saleId, userId, now });
+    if (!admission) return { kind: "not_admitted" };
+    admittedUnits = admission.units;
+  }
   const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
   if (memory.soldOut.has(saleId, now, keyed)) {
     countSoldOutFromMemory(d, saleId, now);
@@ -63,7 +75,7 @@ export async function attemptPurchase(d: Deps, input: BuyInput): Promise<BuyOutc
     quantity: input.quantity,
     idempotencyKey,
   };
-  const outcome = await reserveOrVoid(d, attempt, { ip: clientIp(input.clientIp), now });
+  const outcome = await reserveOrVoid(d, attempt, { ip: clientIp(input.clientIp), now, admittedUnits });
   remember(d, saleId, now, outcome, keyed);
   if (outcome.kind === "not_initialised") d.defer(recoverLostSales(d));
   if (outcome.kind !== "reserved") return outcome;
@@ -88,7 +100,7 @@ export async function attemptPurchase(d: Deps, input: BuyInput): Promise<BuyOutc
 async function reserveOrVoid(
   d: Deps,
   attempt: VoidRequest,
-  at: { ip: string; now: number },
+  at: { ip: string; now: number; admittedUnits?: number },
 ): Promise<ReserveOutcome> {
   const { config } = d;
   const limits = {

@@ -1,3 +1,6 @@
+/** How a sale lets shoppers buy: everyone at once, through a waiting room, or by a draw (src/admission/). */
+export type AdmissionMode = "open" | "queue" | "draw";
+
 /** A sale as the worker sees it: the Redis-preheated copy of the Postgres row plus the live stock. */
 export type SaleRecord = {
   saleId: string;
@@ -16,6 +19,10 @@ export type SaleRecord = {
   productToken: string;
   /** paused until then (ms) while a rebuild from Postgres settles; 0 otherwise */
   recoveringUntil?: number;
+  /** "open" when absent (sales made before admission modes) */
+  admission?: AdmissionMode;
+  /** joining the room asks for an ALTCHA proof of work */
+  proofOfWork?: boolean;
 };
 
 export type SaleStatus = "upcoming" | "live" | "sold_out" | "ended" | "paused";
@@ -34,6 +41,8 @@ export type SaleView = {
   paymentWindowSeconds: number;
   serverTime: string;
   productToken?: string;
+  admission: AdmissionMode;
+  proofOfWork: boolean;
 };
 
 /** The `Sale` operators see: the product token always present. */
@@ -68,6 +77,8 @@ export function toSaleView(sale: SaleRecord, now: number, audience: "shopper" | 
     stock: sale.stock,
     paymentWindowSeconds: Math.round(sale.paymentWindowMs / 1000),
     serverTime: new Date(now).toISOString(),
+    admission: sale.admission ?? "open",
+    proofOfWork: sale.proofOfWork ?? false,
   };
   if (audience === "operator" || status === "live") view.productToken = sale.productToken;
   return view;
@@ -88,6 +99,8 @@ export function toMetaFields(sale: Omit<SaleRecord, "remaining">): Record<string
     stock: String(sale.stock),
     initialStock: String(sale.initialStock),
     productToken: sale.productToken,
+    admission: sale.admission ?? "open",
+    proofOfWork: sale.proofOfWork ? "1" : "0",
     epoch: "1",
   };
 }
@@ -113,5 +126,12 @@ export function fromMetaFields(
     remaining: Number(remaining ?? 0),
     productToken: meta.productToken ?? "",
     recoveringUntil: Number(meta.recoveringUntil ?? 0),
+    admission: admissionOf(meta.admission),
+    proofOfWork: meta.proofOfWork === "1",
   };
+}
+
+/** A stored admission mode; "open" for anything else (sales made before the modes). */
+export function admissionOf(value: string | null | undefined): AdmissionMode {
+  return value === "queue" || value === "draw" ? value : "open";
 }

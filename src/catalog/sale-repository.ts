@@ -21,6 +21,8 @@ export async function insertSale(db: Db, sale: Omit<SaleRecord, "remaining">): P
         endsAt: new Date(sale.endsAt),
         paymentWindowSeconds: Math.round(sale.paymentWindowMs / 1000),
         productToken: sale.productToken,
+        admission: sale.admission ?? "open",
+        proofOfWork: sale.proofOfWork ?? false,
       })
       .onConflictDoNothing()
       .returning({ id: sales.id }),

@@ -36,6 +36,9 @@ export const sales = pgTable(
     /** Redis generation: incremented each time the sale's Redis state is rebuilt from Postgres. */
     epoch: integer("epoch").notNull().default(1),
     createdAt: ts("created_at").notNull().defaultNow(),
+    /** "open" | "queue" | "draw" (src/admission/) */
+    admission: text("admission").notNull().default("open"),
+    proofOfWork: boolean("proof_of_work").notNull().default(false),
   },
   (t) => [
     uniqueIndex("sales_product_token_key").on(t.productToken),

@@ -11,7 +11,12 @@ export type LimitedRoute =
   | "order-events"
   | "sale-list"
   | "sale-read"
-  | "sale-events";
+  | "sale-events"
+  | "queue-challenge"
+  | "queue-join"
+  | "queue-read"
+  | "queue-events"
+  | "draw-read";
 
 /** Who sent a request: the shopper when the route is signed in, and the client's address. */
 export type Sender = { userId?: string; ip: string };

@@ -1,7 +1,8 @@
 import type { BloomFilter } from "bloom-filters";
-import type { SaleRecord } from "../catalog/sale-record";
+import type { AdmissionMode, SaleRecord } from "../catalog/sale-record";
 import type { KeySetEntry } from "../identity/key-set";
 import type { OrderView } from "../orders/order-view";
+import type { RoomState } from "../stock/queue-step";
 import type { QueuedOrder } from "../stock/queued-order";
 import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
 import { createLru, type Lru } from "./lru";
@@ -68,6 +69,10 @@ export type Memory = {
   };
   /** the open event streams, in their budgets (src/routes/event-streams.ts) */
   streams: StreamBudgets;
+  /** each sale's admission mode once read (it never changes): the buy's 403 before a stock command (src/admission/) */
+  admissionModes: Map<string, AdmissionMode>;
+  /** one upstream feed of each watched waiting room (src/realtime/room-feed.ts) */
+  rooms: SharedSnapshot<RoomReading>;
   /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
   keySets: Map<string, KeySetEntry>;
   /** shopper tokens verified here, by their text: a retry skips the HMAC (src/middleware/shopper-token.ts) */
@@ -78,6 +83,9 @@ export type Memory = {
    */
   holdingScans: Map<string, { cursor: string; seen: Set<string>; last: Set<string> }>;
 };
+
+/** A waiting room as the feed last stepped it, with the store clock's reading then. */
+export type RoomReading = { room: RoomState; at: number; sale: SaleRecord };
 
 /** How often the shopper feeds read the stores (from the settings). */
 export type FeedTimings = { saleFeedMs: number; orderFeedMs: number };
@@ -123,6 +131,8 @@ export function createMemory(t: FeedTimings): Memory {
       stats: createSharedSnapshot<Frame>({ maxAgeMs: STATS_FEED_MS, merge: keepSame }),
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
+    admissionModes: new Map(),
+    rooms: createSharedSnapshot<RoomReading>({ maxAgeMs: Math.min(t.saleFeedMs * 2, 500) }),
     keySets: new Map(),
     verifiedTokens: createVerifiedTokens(),
     holdingScans: new Map(),

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { registerProductToken } from "../catalog/catalog";
-import { toMetaFields } from "../catalog/sale-record";
+import { admissionOf, toMetaFields } from "../catalog/sale-record";
 import { type AppliedAdjustment, recordAppliedAdjustments } from "../catalog/sale-repository";
 import { withDb } from "../db/client";
 import type { RebuildDeps } from "../services";
@@ -23,6 +23,8 @@ type SaleRow = {
   product_token: string;
   paused: boolean;
   epoch: number;
+  admission?: string;
+  proof_of_work?: boolean;
 };
 const ms = (v: unknown) => new Date(v as string).getTime();
 type LiveOrder = { id: string; user_id: string; quantity: number; created_at: string; expires_at: string };
@@ -176,6 +178,8 @@ function stateOf(
       stock,
       initialStock: sale.initial_stock,
       productToken: sale.product_token,
+      admission: admissionOf(sale.admission),
+      proofOfWork: sale.proof_of_work ?? false,
     }),
     epoch: String(sale.epoch),
     recoveringUntil: String(pausedUntil),

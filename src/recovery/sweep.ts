@@ -1,3 +1,4 @@
+import { tickRooms } from "../admission/tick";
 import type { SaleRecord } from "../catalog/sale-record";
 import { readAllSales } from "../catalog/sale-store";
 import { enqueueOrders } from "../orders/enqueue-order";
@@ -21,6 +22,8 @@ export type SweepReport = {
   restored: number;
   expired: number;
   reconciled: number;
+  /** queue and draw sales whose room was stepped (lapses, promotions, the cutoff) */
+  rooms?: number;
   errors: number;
   /** webhook messages published from the outbox, and sale status changes announced */
   webhooks: number;
@@ -36,6 +39,8 @@ export type SweepReport = {
  * 4. unpaid orders well past their window (their timeout job is late or lost) are expired;
  * 5. sales that opened, sold out or ended are announced to webhook endpoints, and webhook messages
  *    left in the outbox (a failed publish) are published.
+ * 6. the waiting rooms of queue and draw sales are stepped (src/admission/tick.ts): where nobody
+ *    watches or asks, lapsed admissions and returned units are still offered on.
  * Every runtime runs it from its own schedule (src/runtime/): Workers' Cron Trigger, `Deno.cron`, a timer on Bun.
  */
 export async function sweep(deps: Deps): Promise<SweepReport> {
@@ -84,6 +89,9 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
   });
   await attempt(async () => {
     report.webhooks += await publishLeftovers(deps, deps.config.OUTBOX_GRACE_SECONDS);
+  });
+  await attempt(async () => {
+    report.rooms = await tickRooms(deps, sales);
   });
   return report;
 }

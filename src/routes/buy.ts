@@ -20,7 +20,7 @@ export const buyRoute = createRoute({
   tags: ["Shopper"],
   summary: "Reserve units of a live sale",
   description:
-    "Checks apply in this order, the first that applies being the answer: 400, 401, 404, 429, the sale window and pause (409), ALREADY_PURCHASED, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, SOLD_OUT; a server that already knows the sale is sold out may answer 410 right after the 404 check. A 503 means nothing was reserved. The body is read as JSON whatever its Content-Type; an empty body means quantity 1.",
+    "Checks apply in this order, the first that applies being the answer: 400, 401, 404, 403 NOT_ADMITTED (a queue or draw sale without a valid `Admission` header), 429, the sale window and pause (409), ALREADY_PURCHASED, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, SOLD_OUT; a server that already knows the sale is sold out may answer 410 right after the 404 check. A 503 means nothing was reserved. The body is read as JSON whatever its Content-Type; an empty body means quantity 1.",
   security: SHOPPER,
   middleware: [jsonBody({ maxBytes: MAX_BUY_BODY_BYTES })] as const,
   request: {
@@ -34,6 +34,7 @@ export const buyRoute = createRoute({
       "INVALID_REQUEST",
       "UNAUTHENTICATED",
       "UNKNOWN_PRODUCT",
+      "NOT_ADMITTED",
       "RATE_LIMITED",
       "SALE_NOT_STARTED",
       "SALE_ENDED",
@@ -61,6 +62,7 @@ async function buy(c: Parameters<RouteHandler<typeof buyRoute, AppEnv>>[0]) {
     quantity,
     idempotencyKey: c.req.valid("header")["Idempotency-Key"] ?? null,
     clientIp: c.get("clientIp"),
+    admission: c.req.valid("header").Admission ?? null,
   });
   if (outcome.kind !== "accepted") throw refusal(outcome);
   const { orderId, expiresAt } = outcome;
@@ -86,6 +88,11 @@ function refusal(outcome: Exclude<BuyOutcome, { kind: "accepted" }>): ApiError {
   switch (outcome.kind) {
     case "unknown_product":
       return new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
+    case "not_admitted":
+      return new ApiError(
+        "NOT_ADMITTED",
+        "This sale admits through its queue: send the Admission token your ticket gave you, while it lasts.",
+      );
     case "not_initialised":
       return new ApiError(
         "UNAVAILABLE",

@@ -1,6 +1,7 @@
+import { openRoom } from "../admission/open-room";
 import { registerProductToken } from "../catalog/catalog";
 import { productToken } from "../catalog/product-token";
-import type { SaleRecord } from "../catalog/sale-record";
+import type { AdmissionMode, SaleRecord } from "../catalog/sale-record";
 import { toMetaFields } from "../catalog/sale-record";
 import { findSaleByToken, insertSale } from "../catalog/sale-repository";
 import { newSaleId } from "../ids";
@@ -18,6 +19,8 @@ export type SaleDefinition = {
   startsAt: number;
   endsAt: number;
   paymentWindowSeconds: number;
+  admission?: AdmissionMode;
+  proofOfWork?: boolean;
 };
 
 export type CreateSaleOutcome =
@@ -49,6 +52,8 @@ export async function createSale(deps: RebuildDeps, definition: SaleDefinition):
     stock: definition.stock,
     initialStock: definition.stock,
     productToken: token,
+    admission: definition.admission ?? "open",
+    proofOfWork: definition.proofOfWork ?? false,
   };
   if (!(await insertSale(deps.db, record))) {
     const existing = await findSaleByToken(deps.db, token);
@@ -56,6 +61,7 @@ export async function createSale(deps: RebuildDeps, definition: SaleDefinition):
     return { kind: "product_taken", saleId: existing?.id ?? null };
   }
   await initSale(deps.redis, record.saleId, toMetaFields(record));
+  if (record.admission !== "open") await openRoom(deps.redis, record.saleId);
   await registerProductToken(deps, record.saleId, token);
   return { kind: "created", sale: { ...record, remaining: record.stock } };
 }

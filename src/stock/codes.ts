@@ -44,6 +44,10 @@ export const ScriptCode = {
   NOT_HELD: 21,
   /** The sale is in a rebuild's quiet period after a store loss (not an operator's pause): nothing reserved. */
   RESTORING: 22,
+  /** The sale admits everyone (admission "open"): it has no waiting room. */
+  NO_QUEUE: 23,
+  /** A draw takes entries until its start: nothing changed. */
+  ENTRIES_CLOSED: 24,
 } as const;
 
 export type ScriptCodeName = keyof typeof ScriptCode;

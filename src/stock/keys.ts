@@ -14,6 +14,13 @@ export function saleKeys(saleId: string) {
     timeline: `${p}:timeline`,
     /** where the incremental reconciliation stopped: its ledger cursor and its last order checked */
     reconcile: `${p}:reconcile`,
+    /** the waiting room of a queue or draw sale (src/admission/): its state, tickets, line and admissions */
+    room: `${p}:q:room`,
+    tickets: `${p}:q:tickets`,
+    line: `${p}:q:line`,
+    late: `${p}:q:late`,
+    active: `${p}:q:active`,
+    entries: `${p}:q:entries`,
     /** Length-prefixed user id: no two (user, key) pairs share a name, whatever characters they hold. */
     idempotency: (userId: string, key: string) => `${p}:idem:${userId.length}:${userId}:${key}`,
     userRate: (userId: string) => `${p}:rl:u:${userId}`,

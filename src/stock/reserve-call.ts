@@ -17,6 +17,8 @@ export type ReserveRequest = {
   now: number;
   /** a run of an attempt already run once without a reply (see reserveStock in reserve.ts) */
   rerun?: boolean;
+  /** the units the shopper's admission holds (queue and draw sales): the allowance when lower than the limit */
+  admittedUnits?: number;
 };
 
 export type ReserveLimits = { userPerWindow: number; ipPerWindow: number; windowMs: number };
@@ -38,5 +40,6 @@ export function reserveScriptCall(
   const args = [req.now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"];
   args.push(IDEMPOTENCY_TTL_SECONDS, limits.userPerWindow, limits.ipPerWindow, limits.windowMs);
   args.push(TIMELINE_TTL_SECONDS, req.rerun ? "1" : "0");
+  if (req.admittedUnits !== undefined) args.push(req.admittedUnits);
   return { keys, args: args.map(String) };
 }

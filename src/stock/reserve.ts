@@ -10,7 +10,7 @@ export { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./re
 export const reserveStockScript = defineScript(
   "reserve-stock",
   reserveStockLua,
-  "d51f9318493453a67e03cd073e3fb9f6df70e281",
+  "61b465ea6a3ad5c29d8031b3ad39a9e88ba67502",
 );
 
 /** What one buy attempt came to: the reservation script's return codes as values. */

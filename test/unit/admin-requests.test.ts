@@ -35,6 +35,8 @@ describe("the sale definition (POST /sales)", () => {
         productId: "hoodie-1",
         startsAt: Date.parse("2030-01-01T10:00:00Z"),
         endsAt: Date.parse("2030-01-01T11:00:00Z"),
+        admission: "open",
+        proofOfWork: false,
       });
     }
   });

@@ -8,6 +8,9 @@ import { debitStockScript } from "../../src/stock/debit";
 import { releaseLockScript } from "../../src/stock/lock";
 import { setSalePausedScript } from "../../src/stock/pause";
 import { initSaleScript } from "../../src/stock/preheat";
+import { queueLineScript } from "../../src/stock/queue-line";
+import { queueSealScript } from "../../src/stock/queue-seal";
+import { queueStepScript } from "../../src/stock/queue-step";
 import { rebuildSaleScript } from "../../src/stock/replace-state";
 import { reserveStockScript } from "../../src/stock/reserve";
 import { restoreStockScript } from "../../src/stock/restore";
@@ -21,6 +24,9 @@ const scripts: LuaScript[] = [
   initSaleScript,
   rebuildSaleScript,
   releaseLockScript,
+  queueLineScript,
+  queueSealScript,
+  queueStepScript,
   reserveStockScript,
   restoreStockScript,
   setSalePausedScript,
