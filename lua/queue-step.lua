@@ -62,7 +62,7 @@ if joining ~= "" and redis.call("HEXISTS", KEYS[5], joining) == 0 then
   if now >= endsAt then
     return {5}
   end
-  if mode == "draw" and now >= startsAt then
+  if mode == "draw" and (sealed or now >= startsAt) then
     return {24}
   end
   local n = redis.call("HINCRBY", KEYS[4], "count", 1)

@@ -32,7 +32,9 @@ export function roomNow(d: Deps): Promise<number> {
 
 /**
  * A shopper joins a sale's waiting room, once (again: the same ticket). A sale asking for a proof of
- * work checks the solution first, with no store command; then one script call joins and steps the room.
+ * work checks the solution first, in memory; then one script call joins and steps the room. A join
+ * without a good solution writes nothing: it is refused, unless the shopper already holds a ticket
+ * (one HEXISTS), which a join again answers whatever it carries.
  */
 export async function joinQueue(
   d: Deps,
@@ -43,7 +45,8 @@ export async function joinQueue(
   if (!sale) return { kind: "unknown_sale" };
   if ((sale.admission ?? "open") === "open") return { kind: "no_queue" };
   if (sale.proofOfWork && !(await solvesJoinChallenge(d.config, at.challenge, at))) {
-    return { kind: "challenge_failed" };
+    const holds = await withRedis(() => d.redis.hexists(saleKeys(sale.saleId).tickets, at.userId));
+    return holds ? stepFor(d, sale, now, at.userId, false) : { kind: "challenge_failed" };
   }
   return stepFor(d, sale, now, at.userId, true);
 }

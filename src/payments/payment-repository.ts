@@ -31,15 +31,16 @@ export async function storeCheckout(
       update orders set checkout_id = ${checkout.checkoutId}, checkout_url = ${checkout.url},
         payment_provider = ${payment.provider}, payment_status = 'pending',
         payment_amount_cents = ${payment.amountCents}, payment_currency = ${payment.currency}
-      where id = ${orderId} and status = 'awaiting_payment' and checkout_id is null`),
+      where id = ${orderId} and status = 'awaiting_payment' and expires_at > now() and checkout_id is null`),
   );
+  // the window by the database's clock: a checkout is never handed out for an order it considers closed
   const result = await withDb(() =>
-    db.execute<{ checkout_id: string | null; checkout_url: string | null; status: string }>(
-      sql`select checkout_id, checkout_url, status from orders where id = ${orderId}`,
+    db.execute<{ checkout_id: string | null; checkout_url: string | null; status: string; open: boolean }>(
+      sql`select checkout_id, checkout_url, status, expires_at > now() as open from orders where id = ${orderId}`,
     ),
   );
   const row = result.rows[0];
-  if (row?.status !== "awaiting_payment" || !row.checkout_id || !row.checkout_url) return null;
+  if (row?.status !== "awaiting_payment" || !row.open || !row.checkout_id || !row.checkout_url) return null;
   return { checkoutId: row.checkout_id, url: row.checkout_url };
 }
 

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const queueStepScript = defineScript(
   "queue-step",
   queueStepLua,
-  "8d43409192fc16c097cebf0beb9d6e2196de2895",
+  "eea88ae58e093c73702ddd6f7fcfd39702f2e4ab",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */

@@ -144,8 +144,12 @@ describe("a queue with less stock than shoppers", () => {
       expect(res.status).toBe(202);
       orders.push(String(res.body.orderId));
     }
+    // sold out now: a process that knows it may answer 410 ahead of the admission check (contract)
     const late = await app.api.buy(sale.productToken, "w7", 1);
-    expect([late.status, errorCode(late.body)]).toEqual([403, "NOT_ADMITTED"]);
+    expect([
+      [403, "NOT_ADMITTED"],
+      [410, "SOLD_OUT"],
+    ]).toContainEqual([late.status, errorCode(late.body)]);
 
     // one unit comes back: it stays held for w0 until its admission lapses, then exactly the next
     // ticket is admitted, and told so on its stream
@@ -261,6 +265,11 @@ describe("a proof of work to join", () => {
     const ok = await join(sale.saleId, "p1", { challenge: payload(solution?.number ?? 0) });
     expect(ok.status).toBe(200);
     expect(ok.body.verdict).toBe("admitted");
+    // joining again is the same ticket, with or without a solution (contract: "again: the same ticket")
+    const again = await join(sale.saleId, "p1");
+    expect([again.status, again.body.ticketId]).toEqual([200, ok.body.ticketId]);
+    const stillRefused = await join(sale.saleId, "p2");
+    expect([stillRefused.status, errorCode(stillRefused.body)]).toEqual([403, "CHALLENGE_FAILED"]);
   });
 });
 
