@@ -1,6 +1,5 @@
-import { Buffer } from "node:buffer";
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { decodeHeader, isTokenHeader } from "hono/utils/jwt/jwt";
+import { base64UrlBytes, hmacSha256, sameBytes } from "../crypto/hmac-sha256";
 import type { Config } from "../env";
 import type { VerifiedToken, VerifiedTokens } from "../memory/verified-tokens";
 
@@ -50,19 +49,24 @@ function headerAccepted(segment: string): boolean {
   return accepted;
 }
 
+/** Stateless between calls (each `decode` without `stream` is whole); invalid UTF-8 becomes U+FFFD, as Buffer's. */
+const utf8 = new TextDecoder();
+
 const finiteOrAbsent = (v: unknown) => v === undefined || (typeof v === "number" && Number.isFinite(v));
 
 /**
  * hono/jwt's `verify` for HS256 (the header's shape and `alg`, `nbf` / `exp` / `iat`, `iss`, `aud`, the
- * signature's alphabet), with the HMAC computed synchronously by node:crypto (Workers with
- * `nodejs_compat`, Deno, Bun) instead of an awaited WebCrypto call: the claims, or null.
+ * signature's alphabet), with the HMAC computed synchronously (src/crypto/hmac-sha256.ts: node:crypto, or
+ * on Deno a pure-JS HMAC) instead of an awaited WebCrypto call: the claims, or null.
  */
 function verifyHs256(token: string, s: ShopperTokenSettings, now: number): Record<string, unknown> | null {
   const parts = token.split(".");
   if (parts.length !== 3 || !headerAccepted(parts[0] as string)) return null;
+  const payloadBytes = base64UrlBytes(parts[1] as string);
+  if (!payloadBytes) return null;
   let decoded: unknown;
   try {
-    decoded = JSON.parse(Buffer.from(parts[1] as string, "base64url").toString("utf8"));
+    decoded = JSON.parse(utf8.decode(payloadBytes));
   } catch {
     return null;
   }
@@ -81,11 +85,9 @@ function verifyHs256(token: string, s: ShopperTokenSettings, now: number): Recor
   }
   const signature = parts[2] as string;
   if (!SIGNATURE.test(signature)) return null;
-  const given = Buffer.from(signature, "base64url");
-  const expected = createHmac("sha256", s.JWT_SECRET)
-    .update(token.slice(0, token.lastIndexOf(".")))
-    .digest();
-  return given.length === expected.length && timingSafeEqual(given, expected) ? payload : null;
+  const given = base64UrlBytes(signature);
+  const expected = hmacSha256(s.JWT_SECRET, token.slice(0, token.lastIndexOf(".")));
+  return given && sameBytes(given, expected) ? payload : null;
 }
 
 /**
