@@ -10,6 +10,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadAverage } from "./measure/run-meta";
+import { PATH_KEYS } from "./phases/floor-paths";
 import { type FloorOptions, floorRuntimes } from "./phases/floor-runtimes";
 import { parseRuntimes } from "./phases/runtimes-output";
 import { startEnvironment } from "./setup/environment";
@@ -20,6 +21,8 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "8" },
     connections: { type: "string", default: "50" },
     tokens: { type: "string", default: "300000" },
+    // e.g. --paths soldout to profile one path (ENGINE_RUNTIME_FLAGS="--cpu-prof --cpu-prof-md")
+    paths: { type: "string", default: PATH_KEYS.join(",") },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
       connections: Number(args.connections),
       tokens: Number(args.tokens),
       out: args.out,
+      paths: new Set(args.paths.split(",").map((p) => p.trim())),
     };
     const result = await floorRuntimes(env, runtimes, options, log);
     await writeFile(

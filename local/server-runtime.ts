@@ -43,9 +43,11 @@ export function runtimeBinary(runtime: ServerRuntimeName): string {
 export const BUN_HEADER_LIMIT = "--max-http-header-size=131072";
 
 function commandFor(runtime: ServerRuntimeName, bundle: string): [string, string[]] {
+  // ENGINE_RUNTIME_FLAGS: extra flags for the runtime, e.g. "--cpu-prof --cpu-prof-md" to profile a bench
+  const extra = (process.env.ENGINE_RUNTIME_FLAGS ?? "").split(" ").filter(Boolean);
   return runtime === "deno"
-    ? [runtimeBinary("deno"), ["run", "-A", "--unstable-cron", "--no-prompt", bundle]]
-    : [runtimeBinary("bun"), [BUN_HEADER_LIMIT, bundle]];
+    ? [runtimeBinary("deno"), ["run", "-A", "--unstable-cron", "--no-prompt", ...extra, bundle]]
+    : [runtimeBinary("bun"), [BUN_HEADER_LIMIT, ...extra, bundle]];
 }
 
 export type ServerRuntime = WorkerRuntime & {

@@ -17,7 +17,14 @@ import { type FloorContext, floorPaths, naiveFloorPaths } from "./floor-paths";
 import { startNaiveOn } from "./runtime-naive";
 
 /** How long each path runs, with how many connections and distinct tokens; where files go. */
-export type FloorOptions = { seconds: number; connections: number; tokens: number; out: string };
+export type FloorOptions = {
+  seconds: number;
+  connections: number;
+  tokens: number;
+  out: string;
+  /** only these paths (bench/phases/floor-paths.ts PATH_KEYS); all when absent */
+  paths?: ReadonlySet<string>;
+};
 
 /** Runs the rows, prints the table, and resolves them. */
 export async function floorRuntimes(
@@ -51,26 +58,36 @@ export async function floorRuntimes(
     } finally {
       await engine.stop();
     }
-    const naiveUrl = await prepareNaiveDatabase(env.databaseUrl, 5_000_000);
-    const naive = await startNaiveOn(runtime, {
-      NAIVE_DATABASE_URL: naiveUrl,
-      JWT_SECRET: env.jwtSecret,
-      NAIVE_POOL: "10",
-      NAIVE_HTTP: "native",
-    });
-    try {
-      const naiveRows = await naiveFloorPaths(ctx, {
-        name: `${runtime} naive`,
-        url: naive.url,
-        pid: naive.pid,
-        admin: false,
-      });
-      await naiveTotals(naiveUrl);
-      out.push({ runtime, rows, naive: naiveRows });
-    } finally {
-      await naive.stop();
+    const naiveRows: FloorRuntime["naive"] = [];
+    for (const which of ["naive", "naive-soldout"] as const) {
+      if (options.paths && !options.paths.has(which)) continue;
+      naiveRows.push(...(await naiveRowsOn(ctx, runtime, which)));
     }
+    out.push({ runtime, rows, naive: naiveRows });
   }
   printFloor(out, log);
   return { runtimes: out };
+}
+
+/** The naive server on `runtime`, its hot row full (in stock) or at 0 (every attempt sold out). */
+async function naiveRowsOn(
+  ctx: FloorContext,
+  runtime: ServerRuntimeName,
+  which: "naive" | "naive-soldout",
+): Promise<FloorRuntime["naive"]> {
+  const naiveUrl = await prepareNaiveDatabase(ctx.env.databaseUrl, which === "naive" ? 5_000_000 : 0);
+  const naive = await startNaiveOn(runtime, {
+    NAIVE_DATABASE_URL: naiveUrl,
+    JWT_SECRET: ctx.env.jwtSecret,
+    NAIVE_POOL: "10",
+    NAIVE_HTTP: "native",
+  });
+  try {
+    const target = { name: `${runtime} naive`, url: naive.url, pid: naive.pid, admin: false };
+    const rows = await naiveFloorPaths(ctx, target, which);
+    await naiveTotals(naiveUrl);
+    return rows;
+  } finally {
+    await naive.stop();
+  }
 }

@@ -51,4 +51,26 @@ export function printFloor(runtimes: FloorRuntime[], log: (line: string) => void
       2,
     ),
   );
+  for (const line of versusNaive(runtimes)) log(line);
+}
+
+/** The engine's answer against the naive server's on the same runtime, in stock and sold out (req/s). */
+function versusNaive(runtimes: FloorRuntime[]): string[] {
+  const lines: string[] = [];
+  for (const { runtime, rows, naive } of runtimes) {
+    const pairs: [string, number, number][] = [];
+    const find = (list: FloorRow[], expect: number) => list.find((r) => r.expect === expect);
+    for (const expect of [202, 410]) {
+      const mine = find(rows, expect);
+      const theirs = find(naive, expect);
+      if (mine && theirs)
+        pairs.push([expect === 202 ? "in stock" : "sold out", mine.wrk.reqPerSec, theirs.wrk.reqPerSec]);
+    }
+    if (pairs.length === 0) continue;
+    const parts = pairs.map(
+      ([what, a, b]) => `${what} ${(a / Math.max(1, b)).toFixed(2)}× (${a} vs ${b} req/s)`,
+    );
+    lines.push(`  ${runtime}: engine vs naive server, same runtime: ${parts.join("; ")}`);
+  }
+  return lines;
 }

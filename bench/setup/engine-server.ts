@@ -36,6 +36,7 @@ export async function startEngine(
       TRUST_PROXY_HEADER: "CF-Connecting-IP",
       REDIS_URL: env.redisUrl,
       DATABASE_DRIVER: "tcp",
+      ...(process.env.PG_POOL_MAX ? { PG_POOL_MAX: process.env.PG_POOL_MAX } : {}),
     },
     onOutput: (text) => {
       if (/error|warn/i.test(text)) onProblem(text.trim().slice(0, 300));

@@ -36,7 +36,10 @@ export function createServerEngine(
 ) {
   const settings: ServerSettings = readServerSettings(env);
   const services = createServices(readConfig({ ...options.defaults, ...env } as unknown as Env), {
-    tcp: { redis: (url) => connectRedisTcp(url), postgres: (url) => connectPostgresTcp(url) },
+    tcp: {
+      redis: (url) => connectRedisTcp(url),
+      postgres: (url) => connectPostgresTcp(url, { max: Number(process.env.PG_POOL_MAX ?? 10) }),
+    },
   });
   console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);
   const tasks = createTaskSet();
