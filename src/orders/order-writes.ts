@@ -17,8 +17,9 @@ export type WriteResult = {
 };
 
 /**
- * Writes reserved orders, each once: the rows (awaiting payment), the users' holdings and `written`
- * events, in one statement for the whole batch. Nothing about one order can refuse the others: the
+ * Writes reserved orders, each once: the rows (awaiting payment; `written_at` records the write, so the
+ * flow record `order_events` starts at the order's first change after it) and the users' holdings, in
+ * one prepared statement for the whole batch. Nothing about one order can refuse the others: the
  * per-user limit is not a constraint here (an acknowledged order is written even when a late write
  * takes its user over the limit; the sale's stats report that), and an order naming a sale that does
  * not exist is left out of the result (the caller decides). A replay or a duplicate delivery inserts
@@ -48,7 +49,8 @@ export async function writeOrders(
     })),
   );
   const result = await withDb(() =>
-    db.execute<Record<string, unknown>>(sql`
+    db.execute<Record<string, unknown>>(
+      sql`
       with input as (
         select * from jsonb_to_recordset(${input}::jsonb) as x(
           id text, sale_id text, user_id text, quantity int, created_at timestamptz, expires_at timestamptz, epoch int)
@@ -68,15 +70,14 @@ export async function writeOrders(
         order by ins.sale_id, ins.user_id
         on conflict (sale_id, user_id) do update set units = holdings.units + excluded.units
         returning 1
-      ), ev as (
-        insert into order_events (order_id, sale_id, type) select id, sale_id, 'written' from ins
-        on conflict do nothing returning 1
       ), ob as (${orderOutboxInsert(sql`ins`, ["order.reserved", "order.awaiting_payment"])})
       select i.id, (ins.id is not null) as inserted, coalesce(ins.status, o.status) as status,
              coalesce(ins.epoch, o.epoch) as order_epoch, s.epoch as sale_epoch, ${outboxColumn(sql`ob`)}
       from input i join s on s.id = i.sale_id
       left join ins on ins.id = i.id
-      left join orders o on o.id = i.id`),
+      left join orders o on o.id = i.id`,
+      { prepare: "order-write" },
+    ),
   );
   const written = new Map<string, WriteResult>();
   for (const row of result.rows) {

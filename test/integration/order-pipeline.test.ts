@@ -56,7 +56,8 @@ describe("the order pipeline on real servers", () => {
     const { rows } = await app.db.query("select type from order_events where order_id = $1 order by id", [
       orderId,
     ]);
-    expect(rows.map((r) => r.type)).toEqual(["written", "paid"]);
+    // the write itself is the order's row (written_at); the flow record holds the changes after it
+    expect(rows.map((r) => r.type)).toEqual(["paid"]);
   });
 
   it("buy → the payment window passes → expired, units back exactly once, late payment refused", async () => {
@@ -138,11 +139,12 @@ describe("the order pipeline on real servers", () => {
     }
     const rows = await dbOrders(sale.saleId);
     expect(rows).toHaveLength(30);
-    const { rows: events } = await app.db.query(
-      "select count(*)::int as n from order_events where sale_id = $1 and type = 'written'",
+    // each written once: one row per order (its primary key), and the holdings count each order once
+    const { rows: held } = await app.db.query(
+      "select coalesce(sum(units), 0)::int as n from holdings where sale_id = $1",
       [sale.saleId],
     );
-    expect(events[0].n).toBe(30);
+    expect(held[0].n).toBe(45); // 15 shoppers of 1 unit, 15 of 2
     expect(await stats(sale.saleId)).toMatchObject({
       queued: 0,
       awaitingPayment: 30,
