@@ -23,6 +23,8 @@ const schema = z.object({
    * may take before the process exits anyway: what is left is in the outbox, republished by the sweeper.
    */
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Postgres connections the process holds (DATABASE_DRIVER=tcp): all its statements share them. */
+  PG_POOL_MAX: z.coerce.number().int().min(1).max(1_000).default(10),
 });
 
 /** Settings only a server runtime has (Deno, Bun); the engine's own are src/env.ts's. */

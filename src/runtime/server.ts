@@ -38,7 +38,7 @@ export function createServerEngine(
   const services = createServices(readConfig({ ...options.defaults, ...env } as unknown as Env), {
     tcp: {
       redis: (url) => connectRedisTcp(url),
-      postgres: (url) => connectPostgresTcp(url, { max: Number(process.env.PG_POOL_MAX ?? 10) }),
+      postgres: (url) => connectPostgresTcp(url, { max: settings.PG_POOL_MAX }),
     },
   });
   console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);
