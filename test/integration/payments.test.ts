@@ -159,6 +159,38 @@ describe("payments through Stripe (the local stand-in)", () => {
     }
     expect((await orderRow(orderId)).status).toBe("awaiting_payment");
   });
+
+  it("pays only on the order's own checkout session, not on another session naming the order", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 20 });
+    const opened = await awaitingOrder(app, sale.productToken, "f1");
+    const never = await awaitingOrder(app, sale.productToken, "f2");
+    expect((await checkout(app, opened.orderId, await shopperToken("f1"))).status).toBe(200);
+    const own = publicSession(sessionOf(stripe, opened.orderId));
+    // another session of the same Stripe account naming the order (a Payment Link opened with
+    // ?client_reference_id=…, another integration's session), for the right amount and currency
+    for (const orderId of [opened.orderId, never.orderId]) {
+      const foreign = alteredEvent(own, {
+        id: `cs_test_elsewhere_${orderId.slice(-6)}`,
+        client_reference_id: orderId,
+        metadata: { orderId },
+        status: "complete",
+        payment_status: "paid",
+        payment_intent: `pi_test_elsewhere_${orderId.slice(-6)}`,
+        url: null,
+      });
+      const res = await postWebhook(JSON.stringify(foreign), stripeSignatureOf(JSON.stringify(foreign)));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.outcome).toBe("mismatch");
+      expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+    }
+    // the order's own session still pays it
+    stripe.pay(own.id as string, { deliver: false });
+    const paid = stripeEvent("checkout.session.completed", publicSession(sessionOf(stripe, opened.orderId)));
+    expect(await stripe.webhooks.sendOnce(paid)).toBe(200);
+    expect((await orderRow(opened.orderId)).status).toBe("paid");
+    expect(stripe.refunds()).toEqual([]);
+  });
 });
 
 describe("late payments, the deadline, the checkout page", () => {
