@@ -307,6 +307,41 @@ describe("late payments, the deadline, the checkout page", () => {
   });
 });
 
+describe("closing the checkouts of orders that expired", () => {
+  it("closes the Stripe session whichever way the order expired (the checkout route, the sweep)", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 1 });
+    const byCheckout = await awaitingOrder(app, sale.productToken, "k1");
+    const bySweep = await awaitingOrder(app, sale.productToken, "k2");
+    for (const [o, user] of [
+      [byCheckout, "k1"],
+      [bySweep, "k2"],
+    ] as const) {
+      expect((await checkout(app, o.orderId, await shopperToken(user))).status).toBe(200);
+    }
+    // the payment-timeout jobs are late (QStash holds its deliveries): other paths expire the orders
+    app.stack.qstash.pause();
+    try {
+      await sleep(Math.max(0, bySweep.expiresAt - Date.now()) + 200);
+      const again = await checkout(app, byCheckout.orderId, await shopperToken("k1"));
+      expect((again.body.error as { code: string }).code).toBe("ORDER_EXPIRED");
+      // the sweep expires orders whose window closed more than 15 s ago
+      await sleep(Math.max(0, bySweep.expiresAt + 15_500 - Date.now()));
+      await app.worker.scheduled();
+      expect((await orderRow(bySweep.orderId)).status).toBe("expired");
+      const deadline = Date.now() + 10_000;
+      const open = () =>
+        [byCheckout, bySweep]
+          .filter((o) => sessionOf(stripe, o.orderId).status === "open")
+          .map((o) => o.orderId);
+      while (open().length > 0 && Date.now() < deadline) await sleep(100);
+      expect(open()).toEqual([]);
+    } finally {
+      app.stack.qstash.resume();
+    }
+  }, 60_000);
+});
+
 describe("the manual provider (the shop's back end confirms)", () => {
   it("pays only through the operator route; the shopper's pay is refused", async () => {
     await app.worker.setVars({
