@@ -13,6 +13,7 @@ import {
   waitForOrder,
 } from "../support/payments";
 import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
+import { startWebhookReceiver } from "../support/webhook-receiver";
 
 const VARS = { SHOPPER_LIMIT_USER_PER_WINDOW: "1000", RATE_LIMIT_USER_PER_WINDOW: "1000" };
 const app = appForFile({ stripe: true, vars: VARS });
@@ -305,6 +306,58 @@ describe("late payments, the deadline, the checkout page", () => {
     const again = await checkout(app, orderId, token);
     expect((again.body.error as { code: string }).code).toBe("ORDER_CANCELLED");
   });
+});
+
+describe("the refund's webhook", () => {
+  it("announces order.refunded even when the database fails between recording the refund and its event", async () => {
+    const stripe = stripeOf(app);
+    const receiver = await startWebhookReceiver();
+    const created = await app.api.admin<{ secret: string; endpointId: string }>("POST", "/webhooks", {
+      url: receiver.url,
+      events: ["order.refunded"],
+    });
+    receiver.trust(created.body.secret);
+    try {
+      const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 1 });
+      const { orderId } = await awaitingOrder(app, sale.productToken, "rf1");
+      expect((await checkout(app, orderId, await shopperToken("rf1"))).status).toBe(200);
+      const event = stripe.pay(sessionOf(stripe, orderId).id, { deliver: false });
+      await waitForOrder(app, orderId, "rf1", (o) => o.status === "expired");
+      // the outbox refuses the refund's event once (a connection lost after the refund was recorded)
+      await app.db.query(`
+        create or replace function fail_refund_event() returns trigger language plpgsql as $$
+        begin
+          if new.event ->> 'type' = 'order.refunded' then raise exception 'outbox down'; end if;
+          return new;
+        end $$;
+        create trigger fail_refund_event before insert on webhook_outbox
+          for each row execute function fail_refund_event();`);
+      const delivery = stripe.webhooks.send(event);
+      try {
+        const deadline = Date.now() + 10_000;
+        while (!stripe.webhooks.attempts().some((a) => a.eventId === event.id) && Date.now() < deadline)
+          await sleep(20);
+      } finally {
+        await app.db.query(
+          "drop trigger fail_refund_event on webhook_outbox; drop function fail_refund_event();",
+        );
+      }
+      expect(await delivery).toBe(200);
+      const deadline = Date.now() + 15_000;
+      const refunded = () => receiver.accepted().filter((d) => d.payload.data.orderId === orderId);
+      while (refunded().length === 0 && Date.now() < deadline) await sleep(100);
+      expect(refunded().map((d) => [d.payload.type, d.payload.data.status])).toContainEqual([
+        "order.refunded",
+        "expired",
+      ]);
+      const intent = event.data.object.payment_intent;
+      expect(stripe.refunds().filter((r) => r.payment_intent === intent)).toHaveLength(1);
+      expect((await orderRow(orderId)).payment_status).toBe("refunded");
+    } finally {
+      await app.api.admin("DELETE", `/webhooks/${created.body.endpointId}`);
+      await receiver.close();
+    }
+  }, 60_000);
 });
 
 describe("closing the checkouts of orders that expired", () => {
