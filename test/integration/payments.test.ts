@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { startServer } from "../../local/server-runtime";
 import { publicSession } from "../../local/stripe-server";
 import { signPayload, stripeEvent } from "../../local/stripe-webhooks";
-import { exampleSecrets, wranglerVars } from "../../local/worker-runtime";
+import { exampleSecrets, startWorker, wranglerVars } from "../../local/worker-runtime";
+import { apiClient } from "../support/api";
 import { serverTestVars } from "../support/app";
 import { appForFile } from "../support/app-per-file";
 import {
@@ -358,6 +360,39 @@ describe("the refund's webhook", () => {
       await receiver.close();
     }
   }, 60_000);
+});
+
+describe("an order as another process reads it", () => {
+  it("a process that saw an order expired shows the refund of its late payment", async () => {
+    const stripe = stripeOf(app);
+    const vars = {
+      ...wranglerVars(),
+      ...exampleSecrets(),
+      ...app.stack.vars,
+      ...(app.runtime === "workers" ? {} : serverTestVars(app.stack)),
+      ...VARS,
+    };
+    const other =
+      app.runtime === "workers"
+        ? await startWorker({ vars })
+        : await startServer({ runtime: app.runtime, vars });
+    try {
+      const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 1 });
+      const { orderId } = await awaitingOrder(app, sale.productToken, "iso1");
+      expect((await checkout(app, orderId, await shopperToken("iso1"))).status).toBe(200);
+      const event = stripe.pay(sessionOf(stripe, orderId).id, { deliver: false });
+      await waitForOrder(app, orderId, "iso1", (o) => o.status === "expired");
+      const before = await apiClient(other.url).order(orderId, "iso1");
+      expect(before.body).toMatchObject({ status: "expired", payment: { status: "pending" } });
+      // the late payment's webhook reaches the first process, which refunds it
+      expect(await stripe.webhooks.sendOnce(event)).toBe(200);
+      expect((await orderRow(orderId)).payment_status).toBe("refunded");
+      const after = await apiClient(other.url).order(orderId, "iso1");
+      expect(after.body).toMatchObject({ status: "expired", payment: { status: "refunded" } });
+    } finally {
+      await other.stop();
+    }
+  });
 });
 
 describe("closing the checkouts of orders that expired", () => {
