@@ -89,8 +89,9 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
         expired.push(orderId);
       }
     }
-    // a payment at a checkout left open would be taken and then refunded
-    await closeCheckouts(deps, expired);
+    // a payment at a checkout left open would be taken and then refunded (in the background: a slow
+    // provider does not hold up the sweep's other steps)
+    deps.defer(closeCheckouts(deps, expired));
   });
   await attempt(async () => {
     report.webhooks += await announceSaleStatuses(deps, sales);
