@@ -71,6 +71,8 @@ export async function openCheckout(
     unitAmountCents: sale.priceCents,
     quantity: row.quantity,
     currency: deps.config.CURRENCY,
+    orderCreatedAt: row.createdAt.getTime(),
+    orderExpiresAt: row.expiresAt.getTime(),
     successUrl: shopperPage(deps, row, "paid"),
     cancelUrl: shopperPage(deps, row, "cancelled"),
   });

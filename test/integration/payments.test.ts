@@ -43,7 +43,7 @@ describe("payments through Stripe (the local stand-in)", () => {
   it("opens one checkout under concurrent retries, for price × quantity, and refuses the shopper's own pay", async () => {
     const stripe = stripeOf(app);
     const sale = await app.api.createSale({ priceCents: PRICE, stock: 20, perUserLimit: 5 });
-    const { orderId } = await awaitingOrder(app, sale.productToken, "c1", 3);
+    const { orderId, expiresAt } = await awaitingOrder(app, sale.productToken, "c1", 3);
     const token = await shopperToken("c1");
     const answers = await Promise.all(Array.from({ length: 8 }, () => checkout(app, orderId, token)));
     for (const res of answers) expect(res.status, res.text).toBe(200);
@@ -52,6 +52,9 @@ describe("payments through Stripe (the local stand-in)", () => {
     expect(answers[0]?.body).toMatchObject({ orderId, provider: "stripe" });
     const session = sessionOf(stripe, orderId);
     expect(session).toMatchObject({ amount_total: PRICE * 3, currency: "usd", metadata: { orderId } });
+    // the session closes itself 35 minutes after the order's deadline (not after Stripe's default 24 h),
+    // should every close the engine asks for fail
+    expect(session.expires_at).toBe(Math.floor(expiresAt / 1000) + 35 * 60);
     expect(session.url).toBe(answers[0]?.body.url);
     expect((await checkout(app, orderId, token)).body.url).toBe(session.url);
 
