@@ -3946,7 +3946,7 @@ export interface paths {
         put?: never;
         /**
          * Stripe's events
-         * @description Stripe delivers its events here (PAYMENT_PROVIDER=stripe). The `Stripe-Signature` header is verified over the raw body with STRIPE_WEBHOOK_SECRET (400 otherwise, and nothing changes). `checkout.session.completed` with `payment_status: paid` makes its order (`client_reference_id`) paid when the amount (price × quantity) and the currency (CURRENCY) match; a payment that arrives after the order expired or was cancelled is refunded exactly once and shown on the order. Events are handled once by id: a duplicated, reordered or late delivery changes nothing more. A 503 asks Stripe to deliver again.
+         * @description Stripe delivers its events here (PAYMENT_PROVIDER=stripe). The `Stripe-Signature` header is verified over the raw body with STRIPE_WEBHOOK_SECRET (400 otherwise, and nothing changes). `checkout.session.completed` with `payment_status: paid` makes its order (`client_reference_id`) paid when the session is the checkout opened for that order and the amount (price × quantity) and the currency (CURRENCY) match; a payment that arrives after the order expired or was cancelled is refunded exactly once and shown on the order. Events are handled once by id: a duplicated, reordered or late delivery changes nothing more. A 503 asks Stripe to deliver again.
          */
         post: {
             parameters: {
@@ -10827,7 +10827,7 @@ export interface components {
             /** @enum {boolean} */
             received: true;
             /**
-             * @description What the event came to: `paid`; `final` (paid before); `refunded` (paid after the order expired or was cancelled); `mismatch` (amount or currency differs from the order: not paid); `duplicate` (seen before); `ignored`; `unknown_order`.
+             * @description What the event came to: `paid`; `final` (paid before); `refunded` (paid after the order expired or was cancelled); `mismatch` (not the order's own checkout session, or amount or currency differs from the order: not paid); `duplicate` (seen before); `ignored`; `unknown_order`.
              * @enum {string}
              */
             outcome: "duplicate" | "ignored" | "unknown_order" | "mismatch" | "paid" | "refunded" | "final";

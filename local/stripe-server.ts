@@ -3,7 +3,8 @@
  * (src/payments/stripe-provider.ts, the `stripe` package with its fetch client):
  *
  * - `POST /v1/checkout/sessions` (form-encoded as the library sends it) → a `checkout.session` whose
- *   `amount_total` is Σ unit_amount × quantity, `url` this server's hosted page;
+ *   `amount_total` is Σ unit_amount × quantity, `url` this server's hosted page, `expires_at` as asked
+ *   (30 minutes to 24 hours ahead, else 400; default 24 hours), past which an open session has expired;
  * - `GET /v1/checkout/sessions/:id`, `POST /v1/checkout/sessions/:id/expire` (open sessions only);
  * - `POST /v1/refunds` with `payment_intent` (a completed session's) → a succeeded `refund`;
  * - `Authorization: Bearer <secret key>` on all of `/v1/` (401 otherwise); an `Idempotency-Key` seen
@@ -89,8 +90,15 @@ export async function startStripeServer(options: {
   });
   let baseUrl = "";
 
-  const pay = (sessionId: string, opts: { deliver?: boolean } = {}): StripeEvent => {
+  /** A session as it stands now: an open one past its `expires_at` has expired (as Stripe lapses it). */
+  const find = (sessionId: string): StripeSession | undefined => {
     const session = sessions.get(sessionId);
+    if (session?.status === "open" && Date.now() / 1000 >= session.expires_at) session.status = "expired";
+    return session;
+  };
+
+  const pay = (sessionId: string, opts: { deliver?: boolean } = {}): StripeEvent => {
+    const session = find(sessionId);
     if (session?.status !== "open") throw new Error(`session ${sessionId} is not open`);
     session.status = "complete";
     session.payment_status = "paid";
@@ -121,16 +129,21 @@ export async function startStripeServer(options: {
   api.post("/v1/checkout/sessions", async (c) => {
     const form = new URLSearchParams(await c.req.text());
     const session = newSession(form, baseUrl);
-    if (!session) return stripeError(c, 400, "Missing line_items, success_url or currency.");
+    if (!session)
+      return stripeError(
+        c,
+        400,
+        "Missing line_items, success_url or currency, or expires_at not 30 minutes to 24 hours from now.",
+      );
     sessions.set(session.id, session);
     return c.json(publicSession(session));
   });
   api.get("/v1/checkout/sessions/:id", (c) => {
-    const session = sessions.get(c.req.param("id"));
+    const session = find(c.req.param("id"));
     return session ? c.json(publicSession(session)) : stripeError(c, 404, "No such checkout.session", 404);
   });
   api.post("/v1/checkout/sessions/:id/expire", (c) => {
-    const session = sessions.get(c.req.param("id"));
+    const session = find(c.req.param("id"));
     if (!session) return stripeError(c, 404, "No such checkout.session");
     if (session.status !== "open")
       return stripeError(c, 400, 'Only Checkout Sessions with a status in ["open"] can be expired.');
@@ -155,11 +168,11 @@ export async function startStripeServer(options: {
     return c.json(refund);
   });
   api.get("/c/pay/:id", (c) => {
-    const session = sessions.get(c.req.param("id"));
+    const session = find(c.req.param("id"));
     return session ? c.html(checkoutPage(session)) : c.text("No such checkout.", 404);
   });
   api.post("/c/pay/:id/pay", (c) => {
-    const session = sessions.get(c.req.param("id"));
+    const session = find(c.req.param("id"));
     if (!session) return c.text("No such checkout.", 404);
     if (session.status !== "open") return c.html(checkoutPage(session), 409);
     const event = pay(session.id);
@@ -167,7 +180,7 @@ export async function startStripeServer(options: {
     return c.redirect(session.success_url, 303);
   });
   api.post("/c/pay/:id/cancel", (c) => {
-    const session = sessions.get(c.req.param("id"));
+    const session = find(c.req.param("id"));
     return session ? c.redirect(session.cancel_url, 303) : c.text("No such checkout.", 404);
   });
 
@@ -177,7 +190,7 @@ export async function startStripeServer(options: {
     url: server.url,
     port: server.port,
     webhooks,
-    sessions: () => [...sessions.values()],
+    sessions: () => [...sessions.keys()].flatMap((key) => find(key) ?? []),
     refunds: () => [...refunds],
     pay,
     close: async () => {
@@ -204,6 +217,9 @@ function newSession(form: URLSearchParams, baseUrl: string): StripeSession | nul
   if (quantity === 0 || !currency || !successUrl) return null;
   const sessionId = id("cs");
   const now = Math.floor(Date.now() / 1000);
+  // Stripe's rule: 30 minutes to 24 hours after the session's creation (default 24 hours)
+  const expiresAt = form.has("expires_at") ? Number(form.get("expires_at")) : now + 24 * 3600;
+  if (!Number.isInteger(expiresAt) || expiresAt < now + 30 * 60 || expiresAt > now + 24 * 3600) return null;
   const metadata: Record<string, string> = {};
   for (const [key, value] of form) {
     const match = /^metadata\[(.+)\]$/.exec(key);
@@ -224,7 +240,7 @@ function newSession(form: URLSearchParams, baseUrl: string): StripeSession | nul
     cancel_url: form.get("cancel_url") ?? successUrl,
     url: `${baseUrl}/c/pay/${sessionId}`,
     created: now,
-    expires_at: now + 24 * 3600,
+    expires_at: expiresAt,
     productName,
     quantity,
   };

@@ -59,7 +59,13 @@ export function knownOrder(
   return { userId: fed.userId, view };
 }
 
-/** Keeps an order the process saw in a final status (any other status is left to the stores). */
+/**
+ * Keeps an order the process saw in a state it never leaves (any other is left to the stores): paid, or
+ * expired / cancelled unless a checkout is pending on it, since a payment that still lands there is
+ * refunded and shown on the order (by whichever process handles it).
+ */
 export function rememberOrder(memory: Pick<Memory, "finalOrders">, userId: string, view: OrderView): void {
-  if (FINAL_STATUSES.has(view.status)) memory.finalOrders.set(view.orderId, { userId, view });
+  if (!FINAL_STATUSES.has(view.status)) return;
+  if (view.status !== "paid" && view.payment?.status === "pending") return;
+  memory.finalOrders.set(view.orderId, { userId, view });
 }

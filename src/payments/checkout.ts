@@ -46,7 +46,11 @@ export async function openCheckout(
   const row = await ownedRow(deps, saleId, orderId, userId);
   if (!row) return { kind: "unknown" };
   const current = await stillOpen(deps, saleId, row);
-  if (current.status !== "awaiting_payment") return { kind: current.status };
+  if (current.status !== "awaiting_payment") {
+    // expired here, or by a path that left its checkout open: nobody may pay it any more
+    if (current.status !== "paid") deps.defer(closeCheckouts(deps, [orderId]));
+    return { kind: current.status };
+  }
   const view = (url: string): CheckoutOutcome => ({
     kind: "checkout",
     checkout: {
@@ -67,6 +71,8 @@ export async function openCheckout(
     unitAmountCents: sale.priceCents,
     quantity: row.quantity,
     currency: deps.config.CURRENCY,
+    orderCreatedAt: row.createdAt.getTime(),
+    orderExpiresAt: row.expiresAt.getTime(),
     successUrl: shopperPage(deps, row, "paid"),
     cancelUrl: shopperPage(deps, row, "cancelled"),
   });

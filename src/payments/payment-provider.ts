@@ -5,6 +5,9 @@ export type CheckoutRequest = {
   unitAmountCents: number;
   quantity: number;
   currency: string;
+  /** The order's creation and payment deadline (ms since the epoch): the checkout closes itself after it. */
+  orderCreatedAt: number;
+  orderExpiresAt: number;
   /** Where the shopper lands after paying, and after leaving the checkout without paying. */
   successUrl: string;
   cancelUrl: string;

@@ -1,6 +1,8 @@
 import { sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
 import type { OrderPayment } from "../orders/order-view";
+import type { OutboxEntry } from "../webhooks/event-types";
+import { orderOutboxInsert, outboxColumn, outboxOf } from "../webhooks/outbox-sql";
 
 /** An order's open checkout as stored: the same one is handed out on every retry. */
 export type StoredCheckout = { checkoutId: string; url: string };
@@ -60,22 +62,28 @@ export async function saleForPayment(
 
 /**
  * Records that a payment of an order that expired or was cancelled was given back: once, whatever the
- * number of callers (true for the one that recorded it). The order keeps its status.
+ * number of callers. The order keeps its status. The same statement writes the `order.refunded` webhook
+ * outbox entries (for the endpoints subscribed to it), so the refund is never recorded without its event:
+ * the entries to publish for the call that recorded it, null for every other call.
  */
 export async function recordRefund(
   db: Db,
   orderId: string,
   refund: { refundRef: string; paymentRef: string; payment: Omit<OrderPayment, "status"> },
-): Promise<boolean> {
+): Promise<OutboxEntry[] | null> {
   const result = await withDb(() =>
-    db.execute<{ id: string }>(sql`
-      update orders set payment_status = 'refunded', refunded_at = now(), refund_ref = ${refund.refundRef},
-        payment_ref = coalesce(payment_ref, ${refund.paymentRef}), payment_provider = ${refund.payment.provider},
-        payment_amount_cents = ${refund.payment.amountCents}, payment_currency = ${refund.payment.currency}
-      where id = ${orderId} and status in ('expired', 'cancelled') and payment_status is distinct from 'refunded'
-      returning id`),
+    db.execute<Record<string, unknown>>(sql`
+      with upd as (
+        update orders set payment_status = 'refunded', refunded_at = now(), refund_ref = ${refund.refundRef},
+          payment_ref = coalesce(payment_ref, ${refund.paymentRef}), payment_provider = ${refund.payment.provider},
+          payment_amount_cents = ${refund.payment.amountCents}, payment_currency = ${refund.payment.currency}
+        where id = ${orderId} and status in ('expired', 'cancelled') and payment_status is distinct from 'refunded'
+        returning id, sale_id, quantity, status, created_at, expires_at, paid_at,
+          payment_provider, payment_status, payment_amount_cents, payment_currency
+      ), ob as (${orderOutboxInsert(sql`upd`, ["order.refunded"])})
+      select id, ${outboxColumn(sql`ob`)} from upd`),
   );
-  return result.rows.length > 0;
+  return result.rows.length > 0 ? outboxOf(result.rows) : null;
 }
 
 /** Whether an order's late payment was already given back (so no refund is asked for again). */

@@ -2,7 +2,7 @@ import { expireOrder } from "../orders/order-lifecycle";
 import { findOrder, transitionOrder } from "../orders/order-repository";
 import type { OrderPayment, OrderRow } from "../orders/order-view";
 import type { PaymentDeps } from "../services";
-import { emitOrderEvent } from "../webhooks/emit";
+import { publishOutbox } from "../webhooks/publish";
 import { isRefunded, recordRefund } from "./payment-repository";
 
 /** What recording a payment came to: the order paid (now or before), or closed before the money came. */
@@ -62,13 +62,12 @@ export async function refundLatePayment(
 ): Promise<boolean> {
   if (!deps.payments || (await isRefunded(deps.db, order.id))) return false;
   const refundRef = await deps.payments.refund(order.id, paid.paymentRef);
-  const recorded = await recordRefund(deps.db, order.id, { refundRef, ...paid });
-  if (!recorded) return false;
+  const webhooks = await recordRefund(deps.db, order.id, { refundRef, ...paid });
+  if (!webhooks) return false;
   console.warn(
     `order ${order.id}: paid after it was ${order.status}; refunded ${paid.payment.amountCents} ${paid.payment.currency} (${refundRef})`,
   );
-  await emitOrderEvent(deps, "order.refunded", [order.id]).catch((error) =>
-    console.error(`order ${order.id}: the order.refunded webhook was not written`, error),
-  );
+  // written with the refund in one statement; a failed publish is left to the sweep
+  await publishOutbox(deps, webhooks);
   return true;
 }

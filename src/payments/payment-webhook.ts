@@ -6,7 +6,7 @@ import { rowView } from "../orders/order-view";
 import { materializeOrder } from "../orders/order-write-job";
 import type { PaymentDeps } from "../services";
 import type { PaymentEvent } from "./payment-provider";
-import { eventSeen, recordEvent, saleForPayment } from "./payment-repository";
+import { eventSeen, recordEvent, saleForPayment, storedCheckout } from "./payment-repository";
 import { markOrderPaid, refundLatePayment } from "./payment-settlement";
 
 /** What a verified provider event came to (the webhook answers 200 for each; a store failure is 503). */
@@ -21,7 +21,8 @@ export type EventOutcome =
 
 /**
  * Handles a verified provider event once: an event id seen before changes nothing (`duplicate`); a
- * completed payment whose amount and currency match its order (price × quantity, CURRENCY) makes it
+ * completed payment on the order's own checkout (the session stored on it; any other session naming the
+ * order is a `mismatch`) whose amount and currency match its order (price × quantity, CURRENCY) makes it
  * paid through {@link markOrderPaid}, or, when the order expired or was cancelled first, is refunded
  * exactly once ({@link refundLatePayment}). A mismatch is recorded and leaves the order as it was. The
  * event is recorded as handled last, so a failure half-way is retried whole by the provider's redelivery
@@ -51,6 +52,15 @@ async function settle(deps: PaymentDeps, event: PaymentEvent): Promise<EventOutc
   const row = await materializeOrder(deps, saleId, event.orderId);
   const sale = row ? await saleForPayment(deps.db, row.saleId) : null;
   if (!row || !sale) return "unknown_order";
+  // only the session the engine opened for this order pays it: another session of the same account that
+  // names the order (a Payment Link with ?client_reference_id=, another integration) is not its payment
+  const own = await storedCheckout(deps.db, row.id);
+  if (own?.checkoutId !== event.checkoutId) {
+    console.warn(
+      `order ${row.id}: payment ${event.paymentRef} on session ${event.checkoutId}, not the order's checkout; not paid`,
+    );
+    return "mismatch";
+  }
   const expected = sale.priceCents * row.quantity;
   if (event.amountCents !== expected || event.currency !== deps.config.CURRENCY) {
     console.warn(

@@ -9,6 +9,24 @@ export type StripeSettings = { secretKey: string; webhookSecret: string; apiBase
 const STRIPE_TIMEOUT_MS = 10_000;
 
 /**
+ * How long after the order's deadline its Checkout Session expires by itself (else Stripe keeps it
+ * payable for 24 hours). Stripe takes an `expires_at` 30 minutes to 24 hours after the session's
+ * creation, and a session is opened between the order's creation and its deadline: so the deadline plus
+ * this, minutes to spare for clock skew, whenever the window plus this fits in 23 hours; for a longer
+ * window, Stripe's default. Decided from the order alone, so every retry under the idempotency key sends
+ * the same parameters (Stripe refuses a key reused with others).
+ */
+const SESSION_EXPIRES_AFTER_DEADLINE_S = 35 * 60;
+const SESSION_LONGEST_S = 23 * 3600;
+
+/** The session's `expires_at` (unix seconds) for an order, or undefined for Stripe's default. */
+function sessionExpiresAt(request: CheckoutRequest): number | undefined {
+  const windowS = (request.orderExpiresAt - request.orderCreatedAt) / 1000;
+  if (windowS + SESSION_EXPIRES_AFTER_DEADLINE_S > SESSION_LONGEST_S) return undefined;
+  return Math.floor(request.orderExpiresAt / 1000) + SESSION_EXPIRES_AFTER_DEADLINE_S;
+}
+
+/**
  * The Stripe adapter of {@link PaymentProvider}: Checkout Sessions, refunds and signed webhooks, through
  * the `stripe` package's fetch HTTP client and SubtleCrypto (so it runs on Workers, Deno and Bun alike).
  * `apiBase` points it elsewhere (locally the stand-in, local/stripe-server.ts) by the client's
@@ -50,6 +68,7 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider {
             ],
             success_url: request.successUrl,
             cancel_url: request.cancelUrl,
+            expires_at: sessionExpiresAt(request),
           },
           { idempotencyKey: `checkout-${request.orderId}` },
         ),

@@ -5,6 +5,7 @@ import { enqueueOrders } from "../orders/enqueue-order";
 import { expireOrder, settleRestore } from "../orders/order-lifecycle";
 import { findOrder, findOverdue, findUnrestored } from "../orders/order-repository";
 import { readStaleOutbox } from "../orders/queued-order-store";
+import { closeCheckouts } from "../payments/checkout";
 import type { Deps } from "../services";
 import { publishLeftovers } from "../webhooks/publish";
 import { announceSaleStatuses } from "../webhooks/sale-status";
@@ -36,7 +37,8 @@ export type SweepReport = {
  *    dead-lettered) are published again, under a per-minute deduplication id;
  * 2. expired or cancelled orders whose units are not back in Redis yet are restored;
  * 3. live sales (and those ended within the hour) are reconciled: Redis ledger against Postgres;
- * 4. unpaid orders well past their window (their timeout job is late or lost) are expired;
+ * 4. unpaid orders well past their window (their timeout job is late or lost) are expired, and their
+ *    checkouts closed at the provider;
  * 5. sales that opened, sold out or ended are announced to webhook endpoints, and webhook messages
  *    left in the outbox (a failed publish) are published.
  * 6. the waiting rooms of queue and draw sales are stepped (src/admission/tick.ts): where nobody
@@ -79,10 +81,17 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
   });
   await attempt(() => reconcileLive(deps, sales, report));
   await attempt(async () => {
+    const expired: string[] = [];
     for (const orderId of await findOverdue(deps.db, OVERDUE_GRACE_SECONDS, BATCH)) {
       const row = await findOrder(deps.db, orderId);
-      if (row && (await attempt(() => expireOrder(deps, row.saleId, orderId)))) report.expired++;
+      if (row && (await attempt(() => expireOrder(deps, row.saleId, orderId)))) {
+        report.expired++;
+        expired.push(orderId);
+      }
     }
+    // a payment at a checkout left open would be taken and then refunded (in the background: a slow
+    // provider does not hold up the sweep's other steps)
+    deps.defer(closeCheckouts(deps, expired));
   });
   await attempt(async () => {
     report.webhooks += await announceSaleStatuses(deps, sales);

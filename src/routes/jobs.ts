@@ -121,7 +121,8 @@ export const jobRoutes = apiRouter()
     const orders = c.req.valid("json");
     const d = deps(c);
     const { expired, early, unknownSale } = await expireOrders(d, orders);
-    if (d.payments && expired > 0)
+    // every delivery, not only the one that expired them: a retry after a failure half-way closes them too
+    if (d.payments)
       d.defer(
         closeCheckouts(
           d,

@@ -16,7 +16,7 @@ const stripeWebhook = createRoute({
   tags: ["Payments"],
   summary: "Stripe's events",
   description:
-    "Stripe delivers its events here (PAYMENT_PROVIDER=stripe). The `Stripe-Signature` header is verified over the raw body with STRIPE_WEBHOOK_SECRET (400 otherwise, and nothing changes). `checkout.session.completed` with `payment_status: paid` makes its order (`client_reference_id`) paid when the amount (price × quantity) and the currency (CURRENCY) match; a payment that arrives after the order expired or was cancelled is refunded exactly once and shown on the order. Events are handled once by id: a duplicated, reordered or late delivery changes nothing more. A 503 asks Stripe to deliver again.",
+    "Stripe delivers its events here (PAYMENT_PROVIDER=stripe). The `Stripe-Signature` header is verified over the raw body with STRIPE_WEBHOOK_SECRET (400 otherwise, and nothing changes). `checkout.session.completed` with `payment_status: paid` makes its order (`client_reference_id`) paid when the session is the checkout opened for that order and the amount (price × quantity) and the currency (CURRENCY) match; a payment that arrives after the order expired or was cancelled is refunded exactly once and shown on the order. Events are handled once by id: a duplicated, reordered or late delivery changes nothing more. A 503 asks Stripe to deliver again.",
   security: STRIPE,
   responses: {
     200: json("The event was handled (now or before).", webhookAnswerSchema),

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import type { WebhookDeps } from "../services";
-import type { OrderEventType, WebhookEventType } from "./event-types";
-import { orderOutboxInsert, outboxColumn, outboxOf } from "./outbox-sql";
+import type { WebhookEventType } from "./event-types";
+import { outboxColumn, outboxOf } from "./outbox-sql";
 import { publishOutbox } from "./publish";
 
 /** The sale events, each announcing the operator `Sale` it carries. */
@@ -37,34 +37,6 @@ export async function emitSaleEvent(
         returning id, endpoint_id, msg_id, event
       )
       select ${outboxColumn(sql`ob`)} from v`),
-  );
-  await publishOutbox(deps, outboxOf(result.rows));
-}
-
-/**
- * Announces an order event for orders already in Postgres (their row as it is now: an `order.refunded`
- * carries the order's own status), to the endpoints subscribed to `type`. For the paths that change an
- * order outside the repository's transitions (a refund recorded by the payment handler). The order
- * transitions themselves (written, paid, expired, cancelled) write their events in their own statement.
- *
- * @example
- * await emitOrderEvent(deps, "order.refunded", [orderId]);
- */
-export async function emitOrderEvent(
-  deps: WebhookDeps,
-  type: OrderEventType,
-  orderIds: string[],
-): Promise<void> {
-  if (orderIds.length === 0) return;
-  const ids = JSON.stringify(orderIds);
-  const result = await withDb(() =>
-    deps.db.execute<Record<string, unknown>>(sql`
-      with r as (
-        select id, sale_id, quantity, status, created_at, expires_at, paid_at,
-          payment_provider, payment_status, payment_amount_cents, payment_currency from orders
-        where id in (select jsonb_array_elements_text(${ids}::jsonb))
-      ), ob as (${orderOutboxInsert(sql`r`, [type])})
-      select ${outboxColumn(sql`ob`)}`),
   );
   await publishOutbox(deps, outboxOf(result.rows));
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { startServer } from "../../local/server-runtime";
 import { publicSession } from "../../local/stripe-server";
 import { signPayload, stripeEvent } from "../../local/stripe-webhooks";
-import { exampleSecrets, wranglerVars } from "../../local/worker-runtime";
+import { exampleSecrets, startWorker, wranglerVars } from "../../local/worker-runtime";
+import { apiClient } from "../support/api";
 import { serverTestVars } from "../support/app";
 import { appForFile } from "../support/app-per-file";
 import {
@@ -13,6 +15,7 @@ import {
   waitForOrder,
 } from "../support/payments";
 import { ADMIN_TOKEN, shopperToken } from "../support/shopper";
+import { startWebhookReceiver } from "../support/webhook-receiver";
 
 const VARS = { SHOPPER_LIMIT_USER_PER_WINDOW: "1000", RATE_LIMIT_USER_PER_WINDOW: "1000" };
 const app = appForFile({ stripe: true, vars: VARS });
@@ -40,7 +43,7 @@ describe("payments through Stripe (the local stand-in)", () => {
   it("opens one checkout under concurrent retries, for price × quantity, and refuses the shopper's own pay", async () => {
     const stripe = stripeOf(app);
     const sale = await app.api.createSale({ priceCents: PRICE, stock: 20, perUserLimit: 5 });
-    const { orderId } = await awaitingOrder(app, sale.productToken, "c1", 3);
+    const { orderId, expiresAt } = await awaitingOrder(app, sale.productToken, "c1", 3);
     const token = await shopperToken("c1");
     const answers = await Promise.all(Array.from({ length: 8 }, () => checkout(app, orderId, token)));
     for (const res of answers) expect(res.status, res.text).toBe(200);
@@ -49,6 +52,9 @@ describe("payments through Stripe (the local stand-in)", () => {
     expect(answers[0]?.body).toMatchObject({ orderId, provider: "stripe" });
     const session = sessionOf(stripe, orderId);
     expect(session).toMatchObject({ amount_total: PRICE * 3, currency: "usd", metadata: { orderId } });
+    // the session closes itself 35 minutes after the order's deadline (not after Stripe's default 24 h),
+    // should every close the engine asks for fail
+    expect(session.expires_at).toBe(Math.floor(expiresAt / 1000) + 35 * 60);
     expect(session.url).toBe(answers[0]?.body.url);
     expect((await checkout(app, orderId, token)).body.url).toBe(session.url);
 
@@ -158,6 +164,38 @@ describe("payments through Stripe (the local stand-in)", () => {
       expect(res.body.outcome).toBe("mismatch");
     }
     expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+  });
+
+  it("pays only on the order's own checkout session, not on another session naming the order", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 20 });
+    const opened = await awaitingOrder(app, sale.productToken, "f1");
+    const never = await awaitingOrder(app, sale.productToken, "f2");
+    expect((await checkout(app, opened.orderId, await shopperToken("f1"))).status).toBe(200);
+    const own = publicSession(sessionOf(stripe, opened.orderId));
+    // another session of the same Stripe account naming the order (a Payment Link opened with
+    // ?client_reference_id=…, another integration's session), for the right amount and currency
+    for (const orderId of [opened.orderId, never.orderId]) {
+      const foreign = alteredEvent(own, {
+        id: `cs_test_elsewhere_${orderId.slice(-6)}`,
+        client_reference_id: orderId,
+        metadata: { orderId },
+        status: "complete",
+        payment_status: "paid",
+        payment_intent: `pi_test_elsewhere_${orderId.slice(-6)}`,
+        url: null,
+      });
+      const res = await postWebhook(JSON.stringify(foreign), stripeSignatureOf(JSON.stringify(foreign)));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.outcome).toBe("mismatch");
+      expect((await orderRow(orderId)).status).toBe("awaiting_payment");
+    }
+    // the order's own session still pays it
+    stripe.pay(own.id as string, { deliver: false });
+    const paid = stripeEvent("checkout.session.completed", publicSession(sessionOf(stripe, opened.orderId)));
+    expect(await stripe.webhooks.sendOnce(paid)).toBe(200);
+    expect((await orderRow(opened.orderId)).status).toBe("paid");
+    expect(stripe.refunds()).toEqual([]);
   });
 });
 
@@ -273,6 +311,126 @@ describe("late payments, the deadline, the checkout page", () => {
     const again = await checkout(app, orderId, token);
     expect((again.body.error as { code: string }).code).toBe("ORDER_CANCELLED");
   });
+});
+
+describe("the refund's webhook", () => {
+  it("announces order.refunded even when the database fails between recording the refund and its event", async () => {
+    const stripe = stripeOf(app);
+    const receiver = await startWebhookReceiver();
+    const created = await app.api.admin<{ secret: string; endpointId: string }>("POST", "/webhooks", {
+      url: receiver.url,
+      events: ["order.refunded"],
+    });
+    receiver.trust(created.body.secret);
+    try {
+      const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 1 });
+      const { orderId } = await awaitingOrder(app, sale.productToken, "rf1");
+      expect((await checkout(app, orderId, await shopperToken("rf1"))).status).toBe(200);
+      const event = stripe.pay(sessionOf(stripe, orderId).id, { deliver: false });
+      await waitForOrder(app, orderId, "rf1", (o) => o.status === "expired");
+      // the outbox refuses the refund's event once (a connection lost after the refund was recorded)
+      await app.db.query(`
+        create or replace function fail_refund_event() returns trigger language plpgsql as $$
+        begin
+          if new.event ->> 'type' = 'order.refunded' then raise exception 'outbox down'; end if;
+          return new;
+        end $$;
+        create trigger fail_refund_event before insert on webhook_outbox
+          for each row execute function fail_refund_event();`);
+      const delivery = stripe.webhooks.send(event);
+      try {
+        const deadline = Date.now() + 10_000;
+        while (!stripe.webhooks.attempts().some((a) => a.eventId === event.id) && Date.now() < deadline)
+          await sleep(20);
+      } finally {
+        await app.db.query(
+          "drop trigger fail_refund_event on webhook_outbox; drop function fail_refund_event();",
+        );
+      }
+      expect(await delivery).toBe(200);
+      const deadline = Date.now() + 15_000;
+      const refunded = () => receiver.accepted().filter((d) => d.payload.data.orderId === orderId);
+      while (refunded().length === 0 && Date.now() < deadline) await sleep(100);
+      expect(refunded().map((d) => [d.payload.type, d.payload.data.status])).toContainEqual([
+        "order.refunded",
+        "expired",
+      ]);
+      const intent = event.data.object.payment_intent;
+      expect(stripe.refunds().filter((r) => r.payment_intent === intent)).toHaveLength(1);
+      expect((await orderRow(orderId)).payment_status).toBe("refunded");
+    } finally {
+      await app.api.admin("DELETE", `/webhooks/${created.body.endpointId}`);
+      await receiver.close();
+    }
+  }, 60_000);
+});
+
+describe("an order as another process reads it", () => {
+  it("a process that saw an order expired shows the refund of its late payment", async () => {
+    const stripe = stripeOf(app);
+    const vars = {
+      ...wranglerVars(),
+      ...exampleSecrets(),
+      ...app.stack.vars,
+      ...(app.runtime === "workers" ? {} : serverTestVars(app.stack)),
+      ...VARS,
+    };
+    const other =
+      app.runtime === "workers"
+        ? await startWorker({ vars })
+        : await startServer({ runtime: app.runtime, vars });
+    try {
+      const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 1 });
+      const { orderId } = await awaitingOrder(app, sale.productToken, "iso1");
+      expect((await checkout(app, orderId, await shopperToken("iso1"))).status).toBe(200);
+      const event = stripe.pay(sessionOf(stripe, orderId).id, { deliver: false });
+      await waitForOrder(app, orderId, "iso1", (o) => o.status === "expired");
+      const before = await apiClient(other.url).order(orderId, "iso1");
+      expect(before.body).toMatchObject({ status: "expired", payment: { status: "pending" } });
+      // the late payment's webhook reaches the first process, which refunds it
+      expect(await stripe.webhooks.sendOnce(event)).toBe(200);
+      expect((await orderRow(orderId)).payment_status).toBe("refunded");
+      const after = await apiClient(other.url).order(orderId, "iso1");
+      expect(after.body).toMatchObject({ status: "expired", payment: { status: "refunded" } });
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+describe("closing the checkouts of orders that expired", () => {
+  it("closes the Stripe session whichever way the order expired (the checkout route, the sweep)", async () => {
+    const stripe = stripeOf(app);
+    const sale = await app.api.createSale({ priceCents: PRICE, stock: 5, paymentWindowSeconds: 1 });
+    const byCheckout = await awaitingOrder(app, sale.productToken, "k1");
+    const bySweep = await awaitingOrder(app, sale.productToken, "k2");
+    for (const [o, user] of [
+      [byCheckout, "k1"],
+      [bySweep, "k2"],
+    ] as const) {
+      expect((await checkout(app, o.orderId, await shopperToken(user))).status).toBe(200);
+    }
+    // the payment-timeout jobs are late (QStash holds its deliveries): other paths expire the orders
+    app.stack.qstash.pause();
+    try {
+      await sleep(Math.max(0, bySweep.expiresAt - Date.now()) + 200);
+      const again = await checkout(app, byCheckout.orderId, await shopperToken("k1"));
+      expect((again.body.error as { code: string }).code).toBe("ORDER_EXPIRED");
+      // the sweep expires orders whose window closed more than 15 s ago
+      await sleep(Math.max(0, bySweep.expiresAt + 15_500 - Date.now()));
+      await app.worker.scheduled();
+      expect((await orderRow(bySweep.orderId)).status).toBe("expired");
+      const deadline = Date.now() + 10_000;
+      const open = () =>
+        [byCheckout, bySweep]
+          .filter((o) => sessionOf(stripe, o.orderId).status === "open")
+          .map((o) => o.orderId);
+      while (open().length > 0 && Date.now() < deadline) await sleep(100);
+      expect(open()).toEqual([]);
+    } finally {
+      app.stack.qstash.resume();
+    }
+  }, 60_000);
 });
 
 describe("the manual provider (the shop's back end confirms)", () => {

@@ -123,6 +123,32 @@ describe("webhooks to the shop", () => {
     expect((await app.api.admin("POST", `/webhooks/${created.endpointId}/test`)).status).toBe(404);
   });
 
+  // Known defect (review/pay): webhook_endpoints keeps one previous secret, so a second rotation within
+  // 24 h drops the first secret at once (the contract keeps it valid 24 h). Unskip with the fix (a list of
+  // retired secrets, each with its own expiry).
+  it.skip("a secret rotated out keeps verifying for 24 hours, however many rotations follow", async () => {
+    const created = await register(["sale.paused"]);
+    try {
+      const first = await app.api.admin<{ secret: string }>("POST", `/webhooks/${created.endpointId}/rotate`);
+      const second = await app.api.admin<{ secret: string }>(
+        "POST",
+        `/webhooks/${created.endpointId}/rotate`,
+      );
+      expect([first.status, second.status]).toEqual([200, 200]);
+      receiver.trust(created.secret, first.body.secret, second.body.secret);
+      const test = await app.api.admin<{ msgId: string }>("POST", `/webhooks/${created.endpointId}/test`);
+      const delivered = await until("a test event after two rotations", () =>
+        receiver.accepted().find((d) => d.id === test.body.msgId),
+      );
+      // a receiver still holding the original secret (rotated out a moment ago) verifies the delivery
+      expect(delivered.verifiedWith.sort()).toEqual(
+        [created.secret, first.body.secret, second.body.secret].sort(),
+      );
+    } finally {
+      await app.api.admin("DELETE", `/webhooks/${created.endpointId}`);
+    }
+  });
+
   it("every change of orders and sales reaches the endpoint, signed, with increasing versions", async () => {
     const endpoint = await register();
     const firstDelivery = receiver.deliveries.length;
