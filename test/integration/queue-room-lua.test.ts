@@ -159,6 +159,29 @@ describe("queue-step.lua: the cutoff and returned units", () => {
 });
 
 describe("queue-step.lua: holds against the operator and the pause", () => {
+  it("an operator's removal cannot take the units admissions hold (an admitted buy never fails for stock)", async () => {
+    await queueSale({ stock: 2, perUserLimit: 1 });
+    const [a, b] = await lineUp(["a", "b", "c"]);
+    const s = await step(t0, { paid: 0 });
+    expect([s.frontier, s.held, s.free]).toEqual([2, 2, 0]);
+    const k = saleKeys(saleId);
+    // every unit is held by an admission: removing one must be refused (nothing is free to remove)
+    const adjusted = (await redis.eval(
+      lua("adjust-stock"),
+      4,
+      k.meta,
+      k.stock,
+      k.ledger,
+      k.room,
+      String(t0 + 1),
+      "adj-1",
+      "-1",
+    )) as (string | number)[];
+    const buys = [];
+    for (const u of [a, b] as string[]) buys.push(await buy(u, 1, t0 + 2, (await ticketOf(u)).h));
+    expect({ adjusted: adjusted[0], buys: buys.map((r) => r[0]) }).toEqual({ adjusted: 14, buys: [1, 1] });
+  });
+
   it("no admission is given while the sale is paused: its window would run out before anyone may buy", async () => {
     await queueSale({ stock: 1, perUserLimit: 1 });
     const [first] = await lineUp(["p1", "p2"]);
