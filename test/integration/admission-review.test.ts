@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { signAdmission } from "../../src/admission/admission-token";
 import { appForFile } from "../support/app-per-file";
+import { restore } from "../support/lua";
 import { commandCounts, commandDelta } from "../support/redis-inspect";
 import { JWT_SECRET, shopperToken } from "../support/shopper";
 
@@ -18,6 +19,9 @@ const app = appForFile({
     ADMISSION_SECRET,
     ADMISSION_WINDOW_SECONDS: "8",
     BUY_RESOLVE_WINDOW_MS: "2000",
+    // a process remembers a sold-out sale this long (default 1 s): widened so one process shows what
+    // another process's memory does meanwhile
+    SOLD_OUT_CACHE_MS: "60000",
   },
 });
 
@@ -95,5 +99,25 @@ describe("the seal at the start", () => {
     const delta = commandDelta(before, await commandCounts(app.redis));
     // one seal: queue-line's HGET per ticket, queue-seal's HGET per ticket, a few per step
     expect(delta.hget ?? 0).toBeLessThan(2 * tickets + 200);
+  });
+});
+
+describe("an admitted buy and the sold-out memory", () => {
+  // README: "A unit an admitted shopper cancels stays theirs until their admission ends (they may buy
+  // again meanwhile)" and "an admitted buy never fails for stock". A process that saw the sale sell out
+  // answers 410 from memory for SOLD_OUT_CACHE_MS, before and whatever the admission: a cancel handled by
+  // another process (here: its restore script run directly) leaves this one saying SOLD_OUT to the
+  // shopper whose admission holds the unit.
+  it("buys again the unit its admission holds, whatever the process remembers", async () => {
+    const sale = await app.api.createSale({ admission: "queue", stock: 1, perUserLimit: 1 });
+    const ticket = (await join(sale.saleId, "again")).body as { admission?: { token: string } };
+    const headers = { Admission: ticket.admission?.token ?? "" };
+    const first = await app.api.buy(sale.productToken, "again", 1, headers);
+    expect(first.status).toBe(202);
+    const orderId = String(first.body.orderId);
+    await restore(app.redis, sale.saleId, { orderId, userId: "again", quantity: 1, now: Date.now() });
+    expect(await app.redis.get(`sale:{s:${sale.saleId}}:stock`)).toBe("1");
+    const second = await app.api.buy(sale.productToken, "again", 1, headers);
+    expect([second.status, errorCode(second.body)]).toEqual([202, undefined]);
   });
 });
