@@ -121,3 +121,27 @@ describe("an admitted buy and the sold-out memory", () => {
     expect([second.status, errorCode(second.body)]).toEqual([202, undefined]);
   });
 });
+
+describe("a draw's seed after its room was lost", () => {
+  // A room lost with Redis (or never opened: a create that failed between the sale's meta and its room)
+  // drew with an empty seed and published seedHash "": nothing to verify, the order anyone's to compute.
+  it("the rebuild gives the room a seed again, published by its hash; a kept seed stays", async () => {
+    const sale = await app.api.createSale({
+      admission: "draw",
+      stock: 2,
+      startsAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    const draw = () => app.api.call("GET", `/api/sales/${sale.saleId}/draw`);
+    const published = (await draw()).body.seedHash as string;
+    expect(published).toMatch(/^[0-9a-f]{64}$/);
+    // an operator's rebuild keeps the room's seed
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/rebuild`)).status).toBe(200);
+    expect((await draw()).body.seedHash).toBe(published);
+    // the room is lost (Redis lost it; the rebuild restores the sale from Postgres)
+    await app.redis.del(`sale:{s:${sale.saleId}}:q:room`);
+    expect((await app.api.admin("POST", `/sales/${sale.saleId}/rebuild`)).status).toBe(200);
+    const reopened = (await draw()).body.seedHash as string;
+    expect(reopened).toMatch(/^[0-9a-f]{64}$/);
+    expect(reopened).not.toBe(published);
+  });
+});
