@@ -9,9 +9,10 @@
   KEYS[2]  stock   string: units remaining
   KEYS[3]  ledger  hash: "a:<adjustmentId>" -> adjustment entry (JSON); also the idempotency guard
   KEYS[4]  room    hash (optional; queue and draw sales, see queue-step.lua): held (units admissions
-                   hold) and countedRemaining. Units admissions hold are not removed either: an admitted
-                   buy never fails for stock. The count errs high between the room's ticks, so a removal
-                   may be refused until the next tick counts the holds again
+                   hold) and countedRemaining. Until the sale's end (meta endsAt), units admissions hold
+                   are not removed either: an admitted buy never fails for stock. The count errs high
+                   between the room's ticks, so a removal may be refused until the next tick counts the
+                   holds again
 
   ARGV[1]  now (ms)
   ARGV[2]  adjustmentId
@@ -49,11 +50,12 @@ if entry and tonumber(entry.epoch or "1") == epoch then
   return {code, remaining, stock, tonumber(entry.epoch or "1"), tonumber(entry.delta)}
 end
 local removable = remaining
-if KEYS[4] then
+-- after the sale's end nobody buys: holds no longer keep anything
+if KEYS[4] and tonumber(ARGV[1]) < tonumber(redis.call("HGET", KEYS[1], "endsAt") or "0") then
   local room = redis.call("HMGET", KEYS[4], "held", "countedRemaining")
   removable = math.min(remaining, tonumber(room[2] or remaining)) - tonumber(room[1] or "0")
 end
-if remaining + delta < 0 or removable + delta < 0 then
+if remaining + delta < 0 or (delta < 0 and removable + delta < 0) then
   return {14, math.max(0, removable), stock, epoch, 0}
 end
 local after = redis.call("INCRBY", KEYS[2], delta)

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const adjustStockScript = defineScript(
   "adjust-stock",
   adjustStockLua,
-  "6042385f8cd36327a80c68d6e9d6211aa4b0762f",
+  "e00cae0b2c973d8efef5d9825b99ae81f6d8e7a1",
 );
 
 type Figures = { remaining: number; stock: number };

@@ -180,6 +180,34 @@ describe("queue-step.lua: holds against the operator and the pause", () => {
     const buys = [];
     for (const u of [a, b] as string[]) buys.push(await buy(u, 1, t0 + 2, (await ticketOf(u)).h));
     expect({ adjusted: adjusted[0], buys: buys.map((r) => r[0]) }).toEqual({ adjusted: 14, buys: [1, 1] });
+    // after the sale's end no hold keeps a unit: what is left may be removed, whatever the last count said
+    await redis.hset(k.room, "held", "5");
+    // (units added are never refused, whatever the holds)
+    const added = (await redis.eval(
+      lua("adjust-stock"),
+      4,
+      k.meta,
+      k.stock,
+      k.ledger,
+      k.room,
+      String(t0 + 1),
+      "adj-2",
+      "2",
+    )) as number[];
+    expect(added.slice(0, 2)).toEqual([1, 2]);
+    const end = Number(await redis.hget(k.meta, "endsAt"));
+    const after = (await redis.eval(
+      lua("adjust-stock"),
+      4,
+      k.meta,
+      k.stock,
+      k.ledger,
+      k.room,
+      String(end),
+      "adj-3",
+      "-2",
+    )) as number[];
+    expect(after.slice(0, 2)).toEqual([1, 0]);
   });
 
   it("no admission is given while the sale is paused: its window would run out before anyone may buy", async () => {
