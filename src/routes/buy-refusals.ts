@@ -27,9 +27,9 @@ const ANSWERS = {
  * deps, validators and error rendering are built. It answers only what the route would answer, in the
  * contract's order: the body is read and checked (the route's 400s), the shopper token verified (the
  * route's 401), then the catalog and the sold-out memory (src/buy/refusal-from-memory.ts). Anything else
- * (a bad body or token, an Idempotency-Key, an `Admission` (an admitted buy's units are held: no memory
- * of a sold-out sale speaks for them), a token the catalog must look up, a sale not known sold out) goes
- * on to the route, which finds the body already read and the token in the verified tokens.
+ * (a bad body or token, an Idempotency-Key, a token the catalog must look up, a sale not known sold out,
+ * or known sold out to a buy carrying an `Admission`) goes on to the route, which finds the body already
+ * read and the token in the verified tokens.
  *
  * @example
  * app.use("/api/buy/:productToken", buyRefusals({ services: platform.services, defer: platform.defer }));
@@ -40,8 +40,7 @@ export function buyRefusals(platform: {
 }): MiddlewareHandler {
   return async function buyRefusalsMiddleware(c, next) {
     const req = c.req.raw;
-    if (req.method !== "POST" || req.headers.has("Idempotency-Key") || req.headers.has("Admission"))
-      return next();
+    if (req.method !== "POST" || req.headers.has("Idempotency-Key")) return next();
     const text = await readBoundedBody(req, MAX_BUY_BODY_BYTES);
     cacheBodyText(c.req, text.trim() === "" ? "{}" : text);
     if (text !== "" && !plainQuantity(parseOrUndefined(text))) return next();
@@ -62,7 +61,8 @@ export function buyRefusals(platform: {
       c.req.param("productToken") ?? "",
       now,
     );
-    if (!refused) return next();
+    // an admitted buy's units are held: no memory of a sold-out sale speaks for them
+    if (!refused || (refused === "sold_out" && req.headers.has("Admission"))) return next();
     const answer = ANSWERS[refused];
     return c.body(answer.body, answer.status, JSON_TYPE);
   };
