@@ -288,3 +288,26 @@ describe("restore then step: a returned unit is offered once", () => {
     expect(states.filter((st) => st === "a")).toHaveLength(1);
   });
 });
+
+describe("a draw's backups", () => {
+  it("are promoted in draw order, exactly at the tick where a winner's admission lapses", async () => {
+    await queueSale({ stock: 2, perUserLimit: 1 });
+    await redis.hset(saleKeys(saleId).meta, "admission", "draw");
+    const line = (await lineUp(["b1", "b2", "b3", "b4", "b5"])) as string[];
+    await step(t0, { paid: 0 });
+    const states = async () => Promise.all(line.map(async (u) => (await ticketOf(u)).s));
+    expect(await states()).toEqual(["a", "a", "w", "w", "w"]);
+    // the first winner buys; the second does not
+    expect((await buy(line[0] as string, 1, t0 + 1, 1))[0]).toBe(1);
+    // just before the second winner's lapse (window + grace) nobody moves, at every kind of step
+    const x = t0 + WINDOW;
+    await step(x + GRACE - 1, { paid: 0 });
+    await step(x + GRACE - 1, { read: line[3] });
+    expect(await states()).toEqual(["a", "a", "w", "w", "w"]);
+    // at the lapse: exactly the first backup, once, whatever steps follow
+    await step(x + GRACE, { paid: 0 });
+    await step(x + GRACE + 1, { paid: 0 });
+    await step(x + GRACE + 2, { read: line[4] });
+    expect(await states()).toEqual(["l", "l", "a", "w", "w"]);
+  });
+});
