@@ -8,6 +8,11 @@
   KEYS[1]  meta    hash: field "stock" = initial stock + all adjustments; field "epoch"
   KEYS[2]  stock   string: units remaining
   KEYS[3]  ledger  hash: "a:<adjustmentId>" -> adjustment entry (JSON); also the idempotency guard
+  KEYS[4]  room    hash (optional; queue and draw sales, see queue-step.lua): held (units admissions
+                   hold) and countedRemaining. Until the sale's end (meta endsAt), units admissions hold
+                   are not removed either: an admitted buy never fails for stock. The count errs high
+                   between the room's ticks, so a removal may be refused until the next tick counts the
+                   holds again
 
   ARGV[1]  now (ms)
   ARGV[2]  adjustmentId
@@ -16,7 +21,9 @@
   Returns {code, remaining, stock, epoch, delta}, epoch and delta those of the adjustment's entry:
     {1, remaining, stock, epoch, delta}   OK (adjusted)
     {13, remaining, stock, epoch, delta}  ALREADY_APPLIED (same id, same delta; nothing changed)
-    {14, remaining, stock, epoch, 0}      BELOW_RESERVED (delta would take remaining below zero; nothing changed)
+    {14, removable, stock, epoch, 0}      BELOW_RESERVED (delta would take remaining below zero, or below the
+                                          units admissions hold; removable = what may be removed;
+                                          nothing changed)
     {2, 0, 0, 0, 0}                       NOT_INITIALISED (no meta hash with an "epoch": lost or partial)
     {15, remaining, stock, epoch, delta}  ID_REUSED (same id applied with another delta, returned; nothing changed)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
@@ -42,8 +49,14 @@ if entry and tonumber(entry.epoch or "1") == epoch then
   end
   return {code, remaining, stock, tonumber(entry.epoch or "1"), tonumber(entry.delta)}
 end
-if remaining + delta < 0 then
-  return {14, remaining, stock, epoch, 0}
+local removable = remaining
+-- after the sale's end nobody buys: holds no longer keep anything
+if KEYS[4] and tonumber(ARGV[1]) < tonumber(redis.call("HGET", KEYS[1], "endsAt") or "0") then
+  local room = redis.call("HMGET", KEYS[4], "held", "countedRemaining")
+  removable = math.min(remaining, tonumber(room[2] or remaining)) - tonumber(room[1] or "0")
+end
+if remaining + delta < 0 or (delta < 0 and removable + delta < 0) then
+  return {14, math.max(0, removable), stock, epoch, 0}
 end
 local after = redis.call("INCRBY", KEYS[2], delta)
 local total = redis.call("HINCRBY", KEYS[1], "stock", delta)

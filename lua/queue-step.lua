@@ -10,13 +10,17 @@
     2. units free for new admissions = remaining - held; between ticks (joins, reads) the count kept
        is used, with new admissions added and the smaller of remaining now and at the count (a count
        only errs high since: never more is admitted than the units cover);
-    3. tickets are admitted in line order while units are free and their position is within the cutoff:
+    3. tickets are admitted in line order while units are free and their position is within the cutoff
+       (never while the sale is paused or in a rebuild's quiet period):
        each holds min(perUserLimit, free) units for the admission window;
     4. with the paid units known (ARGV[6] >= 0), the cutoff is lowered to frontier + the units that can
        still come back (free + holds + units in unpaid orders): no position past it is ever admitted,
        which makes a `will_not_get` verdict final. The cutoff never rises.
 
-  KEYS[1]  meta      hash: perUserLimit, startsAt, endsAt, stock, admission ("open" | "queue" | "draw")
+  KEYS[1]  meta      hash: perUserLimit, startsAt, endsAt, stock, admission ("open" | "queue" | "draw"),
+                     paused ("1": an operator's pause), recoveringUntil (ms: a rebuild's quiet period);
+                     nobody is admitted while either holds (nobody may buy then: an admission would run
+                     out unused)
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
   KEYS[4]  room      hash: sealed ("1"), count (tickets), frontier (positions passed), cutoff, held
@@ -45,7 +49,8 @@
 ]]
 local now = tonumber(ARGV[1])
 local joining = ARGV[2]
-local meta = redis.call("HMGET", KEYS[1], "perUserLimit", "startsAt", "endsAt", "admission")
+local meta = redis.call("HMGET", KEYS[1], "perUserLimit", "startsAt", "endsAt", "admission", "paused",
+  "recoveringUntil")
 if not meta[1] then
   return {2}
 end
@@ -57,6 +62,7 @@ local limit = tonumber(meta[1])
 local startsAt = tonumber(meta[2])
 local endsAt = tonumber(meta[3])
 local sealed = redis.call("HGET", KEYS[4], "sealed") == "1"
+local buying = meta[5] ~= "1" and now >= tonumber(meta[6] or "0")
 
 if joining ~= "" and redis.call("HEXISTS", KEYS[5], joining) == 0 then
   if now >= endsAt then
@@ -126,7 +132,7 @@ if sealed then
     free = math.min(remaining, tonumber(state[4] or remaining)) - held
   end
   local length = redis.call("LLEN", KEYS[6])
-  while free > 0 and frontier < length and (cutoff < 0 or frontier < cutoff) and now < endsAt do
+  while buying and free > 0 and frontier < length and (cutoff < 0 or frontier < cutoff) and now < endsAt do
     local last = math.min(length, frontier + free, cutoff < 0 and length or cutoff) - 1
     for _, userId in ipairs(redis.call("LRANGE", KEYS[6], frontier, last)) do
       frontier = frontier + 1
@@ -146,7 +152,9 @@ if sealed then
       end
     end
   end
-  if exact then
+  -- while nobody may buy (paused, restoring) nobody was admitted: the cutoff waits for the next tick
+  -- that admits (a reach taken now would not count the positions those units are about to admit)
+  if exact and (buying or now >= endsAt) then
     local stock = tonumber(redis.call("HGET", KEYS[1], "stock") or "0")
     local unpaid = math.max(0, stock - remaining - tonumber(ARGV[6]))
     local reach = frontier + math.max(0, free) + held + unpaid

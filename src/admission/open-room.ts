@@ -1,14 +1,14 @@
-import { saleKeys } from "../stock/keys";
+import { writeRoomSeed } from "../stock/open-room";
 import type { RedisStore as Redis } from "../stores/redis-store";
-import { withRedis } from "../stores/with-redis";
 import { newSeed, sha256Hex } from "./draw";
 
 /**
- * Opens the waiting room of a new queue or draw sale (its id is fresh): its secret seed and the seed's
- * SHA-256, published from now on (GET /api/sales/:saleId/draw).
+ * Opens the waiting room of a queue or draw sale: its secret seed and the seed's SHA-256, published from
+ * then on (GET /api/sales/:saleId/draw). Once: a room that has its seed keeps it. Called before the
+ * sale's meta is written (so no step finds a sale without its seed) and by every rebuild (a room lost
+ * with Redis gets a new seed, published as such, rather than none).
  */
 export async function openRoom(redis: Redis, saleId: string): Promise<void> {
   const seed = newSeed();
-  const seedHash = await sha256Hex(seed);
-  await withRedis(() => redis.hset(saleKeys(saleId).room, { seed, seedHash }));
+  await writeRoomSeed(redis, saleId, { seed, seedHash: await sha256Hex(seed) });
 }

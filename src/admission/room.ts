@@ -1,9 +1,11 @@
 import type { SaleRecord } from "../catalog/sale-record";
 import { newTicketId } from "../ids";
 import type { Deps } from "../services";
+import { saleKeys } from "../stock/keys";
 import { readLineBeforeSeal } from "../stock/queue-line";
 import { sealQueue } from "../stock/queue-seal";
 import { type StepOutcome, stepQueue } from "../stock/queue-step";
+import { withRedis } from "../stores/with-redis";
 import { drawOrder, entriesHash, sortedEntries } from "./draw";
 
 /** What a room step does besides promoting: a user joining, the user whose ticket to read, the paid units. */
@@ -44,12 +46,20 @@ export async function stepRoom(
   return stepQueue(d.redis, { ...req, join: "" });
 }
 
+/** How long one caller may take to seal before another may try (the seal itself is atomic either way). */
+const SEAL_LEASE_MS = 5_000;
+
 /**
  * Seals the line (queue-seal.lua): reads the tickets taken before the start, ranks their ticket ids by
  * the draw's function of the room's seed, and writes that order, once; read again if a ticket joined
- * in between.
+ * in between. One caller at a time (a lease): the steps that arrive meanwhile go on unsealed instead of
+ * each reading and ranking the whole line at the sale's busiest moment.
  */
 async function sealRoom(d: Deps, saleId: string, now: number): Promise<void> {
+  const leased = await withRedis(() =>
+    d.redis.set(saleKeys(saleId).sealing, String(now), { nx: true, px: SEAL_LEASE_MS }),
+  );
+  if (leased === null) return;
   for (let attempt = 0; attempt < 10; attempt++) {
     const line = await readLineBeforeSeal(d.redis, saleId);
     if (!line) return;

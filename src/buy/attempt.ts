@@ -36,7 +36,8 @@ type Reserved = Extract<ReserveOutcome, { kind: "reserved" }>;
 
 /**
  * The buy decision, in one place: the product token through the catalog (a token not in the Bloom
- * filter costs no Redis command), the process's sold-out memory (410 without a command), then one
+ * filter costs no Redis command), a queue or draw sale's admission (403 without a command), the
+ * process's sold-out memory (410 without a command; not for an admitted buy, whose units are held), then one
  * reservation script for rate limits, window, allowance and stock. A reservation whose outcome stays
  * unknown for the whole resolve window is voided before the answer (a 503 means nothing was reserved);
  * a sale Redis lost starts a recovery; an admitted order is handed to the publish buffer.
@@ -64,7 +65,9 @@ export async function attemptPurchase(d: Deps, input: BuyInput): Promise<BuyOutc
     admittedUnits = admission.units;
   }
   const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
-  if (memory.soldOut.has(saleId, now, keyed)) {
+  // an admission holds its units: a sale remembered sold out (maybe before a unit of theirs came back,
+  // which another process saw) says nothing about them
+  if (admittedUnits === undefined && memory.soldOut.has(saleId, now, keyed)) {
     countSoldOutFromMemory(d, saleId, now);
     return { kind: "sold_out" };
   }

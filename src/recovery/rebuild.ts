@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { openRoom } from "../admission/open-room";
 import { registerProductToken } from "../catalog/catalog";
 import { admissionOf, toMetaFields } from "../catalog/sale-record";
 import { type AppliedAdjustment, recordAppliedAdjustments } from "../catalog/sale-repository";
@@ -66,6 +67,8 @@ export async function rebuildSale(
   const defer = deps.defer ?? ((p: Promise<unknown>) => void p.catch(() => {}));
   const pausedUntil = (await storeNow({ ...deps, defer })) + quietSeconds * 1000;
   const state = stateOf(sale, live, read, pausedUntil);
+  // a queue or draw sale's room: its seed kept, or a new one when it has none (lost with Redis)
+  if (admissionOf(sale.admission) !== "open") await openRoom(deps.redis, saleId);
   const replaced = await replaceSaleState(deps.redis, saleId, state);
   const { kept, keptAdjustments } =
     replaced.kind === "rebuilt" ? replaced : { kept: [], keptAdjustments: [] };

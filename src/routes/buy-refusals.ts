@@ -27,8 +27,9 @@ const ANSWERS = {
  * deps, validators and error rendering are built. It answers only what the route would answer, in the
  * contract's order: the body is read and checked (the route's 400s), the shopper token verified (the
  * route's 401), then the catalog and the sold-out memory (src/buy/refusal-from-memory.ts). Anything else
- * (a bad body or token, an Idempotency-Key, a token the catalog must look up, a sale not known sold
- * out) goes on to the route, which finds the body already read and the token in the verified tokens.
+ * (a bad body or token, an Idempotency-Key, a token the catalog must look up, a sale not known sold out,
+ * or known sold out to a buy carrying an `Admission`) goes on to the route, which finds the body already
+ * read and the token in the verified tokens.
  *
  * @example
  * app.use("/api/buy/:productToken", buyRefusals({ services: platform.services, defer: platform.defer }));
@@ -60,7 +61,8 @@ export function buyRefusals(platform: {
       c.req.param("productToken") ?? "",
       now,
     );
-    if (!refused) return next();
+    // an admitted buy's units are held: no memory of a sold-out sale speaks for them
+    if (!refused || (refused === "sold_out" && req.headers.has("Admission"))) return next();
     const answer = ANSWERS[refused];
     return c.body(answer.body, answer.status, JSON_TYPE);
   };

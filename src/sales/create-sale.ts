@@ -60,8 +60,9 @@ export async function createSale(deps: RebuildDeps, definition: SaleDefinition):
     await recoverLostSales(deps);
     return { kind: "product_taken", saleId: existing?.id ?? null };
   }
-  await initSale(deps.redis, record.saleId, toMetaFields(record));
+  // the room's seed first: no step may find the sale without it (it would draw with an empty seed)
   if (record.admission !== "open") await openRoom(deps.redis, record.saleId);
+  await initSale(deps.redis, record.saleId, toMetaFields(record));
   await registerProductToken(deps, record.saleId, token);
   return { kind: "created", sale: { ...record, remaining: record.stock } };
 }

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const adjustStockScript = defineScript(
   "adjust-stock",
   adjustStockLua,
-  "9f920b9c509d15b91f638e3348ac738198cf3cb9",
+  "e00cae0b2c973d8efef5d9825b99ae81f6d8e7a1",
 );
 
 type Figures = { remaining: number; stock: number };
@@ -22,7 +22,10 @@ export type AdjustOutcome =
 
 const CODES = ["OK", "ALREADY_APPLIED", "BELOW_RESERVED", "NOT_INITIALISED", "ID_REUSED"] as const;
 
-/** Adds (or removes) units while the sale runs, once per adjustment id, never below what is reserved. */
+/**
+ * Adds (or removes) units while the sale runs, once per adjustment id, never below what is reserved or
+ * held by a queue or draw sale's admissions (`below_reserved`: `remaining` is then what may be removed).
+ */
 export async function adjustStock(
   redis: Redis,
   saleId: string,
@@ -32,7 +35,12 @@ export async function adjustStock(
 ): Promise<AdjustOutcome> {
   const k = saleKeys(saleId);
   const reply = await withRedis(() =>
-    runScript<ScriptReply>(redis, adjustStockScript, [k.meta, k.stock, k.ledger], [now, adjustmentId, delta]),
+    runScript<ScriptReply>(
+      redis,
+      adjustStockScript,
+      [k.meta, k.stock, k.ledger, k.room],
+      [now, adjustmentId, delta],
+    ),
   );
   const [, remaining, stock, epoch, applied] = reply;
   const figures = { remaining: Number(remaining), stock: Number(stock) };

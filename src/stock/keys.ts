@@ -21,6 +21,8 @@ export function saleKeys(saleId: string) {
     late: `${p}:q:late`,
     active: `${p}:q:active`,
     entries: `${p}:q:entries`,
+    /** a short lease: one caller at a time reads and ranks the line to seal it (src/admission/room.ts) */
+    sealing: `${p}:q:sealing`,
     /** Length-prefixed user id: no two (user, key) pairs share a name, whatever characters they hold. */
     idempotency: (userId: string, key: string) => `${p}:idem:${userId.length}:${userId}:${key}`,
     userRate: (userId: string) => `${p}:rl:u:${userId}`,

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const queueStepScript = defineScript(
   "queue-step",
   queueStepLua,
-  "eea88ae58e093c73702ddd6f7fcfd39702f2e4ab",
+  "45c85d54c5d0724ba945716875fe9f36d11fa0f4",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */

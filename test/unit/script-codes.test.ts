@@ -6,6 +6,7 @@ import { adjustStockScript } from "../../src/stock/adjust";
 import { ScriptCode, type ScriptCodeName } from "../../src/stock/codes";
 import { debitStockScript } from "../../src/stock/debit";
 import { releaseLockScript } from "../../src/stock/lock";
+import { openRoomScript } from "../../src/stock/open-room";
 import { setSalePausedScript } from "../../src/stock/pause";
 import { initSaleScript } from "../../src/stock/preheat";
 import { queueLineScript } from "../../src/stock/queue-line";
@@ -22,6 +23,7 @@ const scripts: LuaScript[] = [
   adjustStockScript,
   debitStockScript,
   initSaleScript,
+  openRoomScript,
   rebuildSaleScript,
   releaseLockScript,
   queueLineScript,

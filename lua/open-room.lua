@@ -1,0 +1,21 @@
+--[[
+  open-room: gives a queue or draw sale's waiting room its secret seed and the seed's SHA-256, once. A
+  room that has its seed keeps it (a retried create, a rebuild of a sale whose room Redis kept), so the
+  published seedHash never changes under a draw; a room without one (created before its sale's meta, a
+  create that failed half-way, a room lost with Redis) gets this one, before anything can draw with none.
+
+  KEYS[1]  room  hash: seed, seedHash (written here when the seed is absent)
+
+  ARGV[1]  seed (32 random bytes, hex; the caller's randomness: none is made here)
+  ARGV[2]  seedHash (SHA-256 of the seed, hex)
+
+  Returns the code:
+    1   OK (the seed was written)
+    20  ALREADY_EXISTS (the room had a seed; nothing changed)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
+]]
+if redis.call("HEXISTS", KEYS[1], "seed") == 1 then
+  return 20
+end
+redis.call("HSET", KEYS[1], "seed", ARGV[1], "seedHash", ARGV[2])
+return 1

@@ -1,0 +1,313 @@
+import type { Redis } from "ioredis";
+import { beforeEach, describe, expect, it } from "vitest";
+import { drawOrder, entriesHash, sortedEntries } from "../../src/admission/draw";
+import { saleKeys } from "../../src/stock/keys";
+import type { StoredTicket } from "../../src/stock/queue-step";
+import { reserveScriptCall } from "../../src/stock/reserve-call";
+import { initSale, lua, restore } from "../support/lua";
+import { redisServerForFile } from "../support/redis-per-file";
+
+/*
+ * The waiting room's scripts (queue-step, queue-line, queue-seal) driven against a real redis-server
+ * with the KEYS/ARGV layouts of src/stock/queue-*.ts, together with the buy (reserve-stock.lua with an
+ * admission's units, ARGV[12]) and the operator's adjustment: the promises of README "Admission".
+ */
+
+let redis: Redis;
+const t0 = 1_800_000_000_000;
+const WINDOW = 120_000;
+const GRACE = 10_000;
+let saleId = "";
+let n = 0;
+
+redisServerForFile((connection) => {
+  redis = connection;
+});
+beforeEach(() => {
+  saleId = `s${Math.random().toString(36).slice(2, 13).padEnd(11, "0")}`;
+});
+
+async function queueSale(o: { stock: number; perUserLimit: number; startsAt?: number; endsAt?: number }) {
+  await initSale(redis, saleId, {
+    stock: o.stock,
+    perUserLimit: o.perUserLimit,
+    startsAt: o.startsAt ?? t0,
+    endsAt: o.endsAt ?? t0 + 3_600_000,
+  });
+  await redis.hset(saleKeys(saleId).meta, "admission", "queue");
+  await redis.hset(saleKeys(saleId).room, "seed", "ab".repeat(32), "seedHash", "x");
+}
+
+type Step = {
+  code: number;
+  ticket: StoredTicket | null;
+  frontier: number;
+  cutoff: number;
+  free: number;
+  held: number;
+  remaining: number;
+};
+
+/** queue-step.lua with src/stock/queue-step.ts's layout; `paid` makes it a tick (lapses, count, cutoff). */
+async function step(now: number, o: { join?: string; read?: string; paid?: number } = {}): Promise<Step> {
+  const k = saleKeys(saleId);
+  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active];
+  const args = [now, o.join ?? "", `t-${o.join ?? ""}`, WINDOW, GRACE, o.paid ?? -1, o.read ?? o.join ?? ""];
+  const r = (await redis.eval(lua("queue-step"), keys.length, ...keys, ...args.map(String))) as (
+    | string
+    | number
+  )[];
+  const ticket = typeof r[1] === "string" && r[1] !== "" ? (JSON.parse(r[1]) as StoredTicket) : null;
+  return {
+    code: Number(r[0]),
+    ticket,
+    frontier: Number(r[2]),
+    cutoff: Number(r[3]),
+    free: Number(r[4]),
+    held: Number(r[5]),
+    remaining: Number(r[6]),
+  };
+}
+
+/** The seal as src/admission/room.ts does it: queue-line.lua, the draw's order, queue-seal.lua. */
+async function seal(now: number) {
+  const k = saleKeys(saleId);
+  const line = (await redis.eval(lua("queue-line"), 3, k.room, k.tickets, k.line)) as (string | number)[];
+  if (Number(line[0]) !== 1) return Number(line[0]);
+  const count = Number(line[2]);
+  const users = line.slice(3, 3 + count).map(String);
+  const ids = line.slice(3 + count).map(String);
+  const userOf = new Map(ids.map((id, i) => [id, users[i] ?? ""]));
+  const entries = sortedEntries(ids);
+  const ranked = (await drawOrder(String(line[1]), entries)).map((id) => userOf.get(id) ?? "");
+  const keys = [k.room, k.tickets, k.line, k.late, k.entries];
+  const args = [now, await entriesHash(entries), JSON.stringify(entries), ...ranked];
+  return Number(await redis.eval(lua("queue-seal"), keys.length, ...keys, ...args.map(String)));
+}
+
+async function ticketOf(userId: string): Promise<StoredTicket> {
+  return JSON.parse((await redis.hget(saleKeys(saleId).tickets, userId)) ?? "null") as StoredTicket;
+}
+
+/** A buy with the admission's units (reserve-stock.lua ARGV[12]), as src/buy/attempt.ts runs it. */
+async function buy(userId: string, quantity: number, now: number, admittedUnits: number) {
+  const { keys, args } = reserveScriptCall(
+    {
+      saleId,
+      orderId: `o${++n}`,
+      userId,
+      ip: "127.0.0.1",
+      quantity,
+      idempotencyKey: null,
+      now,
+      admittedUnits,
+    },
+    { userPerWindow: 1000, ipPerWindow: 1_000_000, windowMs: 1000 },
+  );
+  return (await redis.eval(lua("reserve-stock"), keys.length, ...keys, ...args)) as (string | number)[];
+}
+
+/** Joins `users` before the start, then seals at the start; returns the line (draw order). */
+async function lineUp(users: string[]): Promise<string[]> {
+  for (const u of users) expect((await step(t0 - 1000, { join: u })).code).toBe(1);
+  expect(await seal(t0)).toBe(1);
+  return redis.lrange(saleKeys(saleId).line, 0, -1);
+}
+
+describe("queue-step.lua: the cutoff and returned units", () => {
+  // Known defect (not fixed: the cutoff's rule is a design choice): `it.fails` until the cutoff counts a
+  // unit once per admission window still to come rather than once.
+  it.fails("a unit given back by a lapsed admission is offered again while tickets wait (not stranded by the cutoff)", async () => {
+    await queueSale({ stock: 2, perUserLimit: 1 });
+    const line = await lineUp(["u1", "u2", "u3", "u4", "u5", "u6"]);
+    // the first tick admits two and sets the cutoff: frontier 2 + holds 2 = 4
+    const first = await step(t0, { paid: 0 });
+    expect([first.frontier, first.held, first.cutoff]).toEqual([2, 2, 4]);
+    // nobody buys; at the end of the window plus the grace both lapse and the next two are admitted
+    let now = t0 + WINDOW + GRACE;
+    const second = await step(now, { paid: 0 });
+    expect([second.frontier, second.held]).toEqual([4, 2]);
+    // they do not buy either: both units come back
+    now += WINDOW + GRACE;
+    const third = await step(now, { paid: 0 });
+    expect(third.remaining).toBe(2);
+    // the sale runs for most of an hour more, two units are free and two shoppers wait: the units must
+    // be offered again (README: "its unbought units then return to the pool, and the next step admits
+    // the next ticket with them"). They are not: positions 5 and 6 are past the cutoff (told
+    // will_not_get since the first tick) and the two units stay unsold until the end.
+    const waiting = line.slice(4);
+    const admitted = [];
+    for (const u of waiting) if ((await ticketOf(u)).s === "a") admitted.push(u);
+    expect({ free: third.free, admitted }).toEqual({ free: 0, admitted: waiting });
+  });
+
+  it.fails("a queue ticked at its start before anyone joined tells the third of four shoppers will_not_get before anything was bought", async () => {
+    await queueSale({ stock: 2, perUserLimit: 1 });
+    expect(await seal(t0)).toBe(1);
+    const start = await step(t0, { paid: 0 });
+    // reach = frontier 0 + 2 free: cutoff 2, for the rest of the sale
+    expect(start.cutoff).toBe(2);
+    const joined = [];
+    for (const u of ["j1", "j2", "j3", "j4"]) joined.push(await step(t0 + 1000, { join: u }));
+    expect(joined.map((j) => j.ticket?.s)).toEqual(["a", "a", "w", "w"]);
+    // j1 and j2 buy nothing; their admissions lapse and both units come back
+    const back = await step(t0 + 1000 + WINDOW + GRACE, { paid: 0 });
+    expect(back.free).toBe(2);
+    // j3 (position 3 > cutoff 2, told will_not_get from its join on) must now be offered a unit
+    expect((await ticketOf("j3")).s).toBe("a");
+  });
+});
+
+describe("queue-step.lua: holds against the operator and the pause", () => {
+  it("an operator's removal cannot take the units admissions hold (an admitted buy never fails for stock)", async () => {
+    await queueSale({ stock: 2, perUserLimit: 1 });
+    const [a, b] = await lineUp(["a", "b", "c"]);
+    const s = await step(t0, { paid: 0 });
+    expect([s.frontier, s.held, s.free]).toEqual([2, 2, 0]);
+    const k = saleKeys(saleId);
+    // every unit is held by an admission: removing one must be refused (nothing is free to remove)
+    const adjusted = (await redis.eval(
+      lua("adjust-stock"),
+      4,
+      k.meta,
+      k.stock,
+      k.ledger,
+      k.room,
+      String(t0 + 1),
+      "adj-1",
+      "-1",
+    )) as (string | number)[];
+    const buys = [];
+    for (const u of [a, b] as string[]) buys.push(await buy(u, 1, t0 + 2, (await ticketOf(u)).h));
+    expect({ adjusted: adjusted[0], buys: buys.map((r) => r[0]) }).toEqual({ adjusted: 14, buys: [1, 1] });
+    // after the sale's end no hold keeps a unit: what is left may be removed, whatever the last count said
+    await redis.hset(k.room, "held", "5");
+    // (units added are never refused, whatever the holds)
+    const added = (await redis.eval(
+      lua("adjust-stock"),
+      4,
+      k.meta,
+      k.stock,
+      k.ledger,
+      k.room,
+      String(t0 + 1),
+      "adj-2",
+      "2",
+    )) as number[];
+    expect(added.slice(0, 2)).toEqual([1, 2]);
+    const end = Number(await redis.hget(k.meta, "endsAt"));
+    const after = (await redis.eval(
+      lua("adjust-stock"),
+      4,
+      k.meta,
+      k.stock,
+      k.ledger,
+      k.room,
+      String(end),
+      "adj-3",
+      "-2",
+    )) as number[];
+    expect(after.slice(0, 2)).toEqual([1, 0]);
+  });
+
+  it("no admission is given while the sale is paused: its window would run out before anyone may buy", async () => {
+    await queueSale({ stock: 1, perUserLimit: 1 });
+    const [first] = await lineUp(["p1", "p2"]);
+    await redis.hset(saleKeys(saleId).meta, "paused", "1");
+    await step(t0, { paid: 0 });
+    const paused = await ticketOf(first as string);
+    // the shopper admitted now could not buy during the pause (PAUSED) and lapses with the window
+    expect((await buy(first as string, 1, t0 + 1, Math.max(1, paused.h)))[0]).toBe(6);
+    expect(paused.s).toBe("w");
+    // resumed: the next step admits, and the admitted shopper buys
+    await redis.hset(saleKeys(saleId).meta, "paused", "0");
+    await step(t0 + 2, { paid: 0 });
+    const resumed = await ticketOf(first as string);
+    expect(resumed.s).toBe("a");
+    expect((await buy(first as string, 1, t0 + 3, resumed.h))[0]).toBe(1);
+    // a rebuild's quiet period (recoveringUntil) is the same: nobody admitted until it ends
+    const quietUntil = t0 + 3 * (WINDOW + GRACE);
+    await redis.hset(saleKeys(saleId).meta, "recoveringUntil", String(quietUntil));
+    await restore(redis, saleId, { orderId: `o${n}`, userId: first as string, quantity: 1, now: t0 + 4 });
+    const lapsed = await step(t0 + 2 * (WINDOW + GRACE), { paid: 0 });
+    expect([lapsed.free, lapsed.held]).toEqual([1, 0]);
+    const [, second] = await redis.lrange(saleKeys(saleId).line, 0, -1);
+    expect((await ticketOf(second as string)).s).toBe("w");
+    await step(quietUntil, { paid: 0 });
+    expect((await ticketOf(second as string)).s).toBe("a");
+  });
+});
+
+describe("queue-step.lua: a Redis loss during a queue sale", () => {
+  // Known defect (README "Not done": the room survives no Redis loss): `it.fails` until it does.
+  it.fails("a ticket told will_not_get is never admitted, and a running admission keeps its units, after the room is lost", async () => {
+    await queueSale({ stock: 1, perUserLimit: 1 });
+    const [winner, , last] = (await lineUp(["r1", "r2", "r3"])) as [string, string, string];
+    const s = await step(t0, { paid: 0 });
+    expect([s.frontier, s.cutoff]).toEqual([1, 2]);
+    const r1 = await ticketOf(winner);
+    expect(r1.s).toBe("a");
+    // the last is past the cutoff: told will_not_get
+    expect((await ticketOf(last)).p).toBeGreaterThan(s.cutoff);
+    // Redis loses the sale; the rebuild from Postgres restores meta, stock and holdings, not the room
+    const k = saleKeys(saleId);
+    await redis.del(k.room, k.tickets, k.line, k.late, k.active, k.entries);
+    // the one told will_not_get joins again (one step, then the seal and a step, as src/admission/room.ts)
+    await step(t0 + 5_000, { join: last });
+    await seal(t0 + 5_000);
+    const again = await step(t0 + 5_000, { read: last });
+    // it must not be admitted; and the running admission's shopper must still find the unit
+    const lastBuy = again.ticket?.s === "a" ? (await buy(last, 1, t0 + 5_500, again.ticket.h))[0] : 0;
+    const winnerBuy = await buy(winner, 1, t0 + 6_000, r1.h);
+    expect({ last: again.ticket?.s, lastBuy, winnerBuy: winnerBuy[0] }).toEqual({
+      last: "w",
+      lastBuy: 0,
+      winnerBuy: 1,
+    });
+  });
+});
+
+describe("restore then step: a returned unit is offered once", () => {
+  it("an expired order's unit admits exactly one waiter, however many steps run", async () => {
+    await queueSale({ stock: 1, perUserLimit: 1 });
+    const [e1Id, ...rest] = (await lineUp(["e1", "e2", "e3"])) as string[];
+    const e1Id_ = e1Id as string;
+    await step(t0, { paid: 0 });
+    const e1 = await ticketOf(e1Id_);
+    const bought = await buy(e1Id_, 1, t0 + 1, e1.h);
+    expect(bought[0]).toBe(1);
+    // the admission lapses (bought everything), then the order expires and its unit comes back
+    let now = t0 + WINDOW + GRACE;
+    await step(now, { paid: 0 });
+    await restore(redis, saleId, { orderId: String(bought[1]), userId: e1Id_, quantity: 1, now });
+    for (let i = 0; i < 5; i++) {
+      now += 100;
+      await step(now, { paid: i % 2 === 0 ? 0 : -1 });
+    }
+    const states = await Promise.all(rest.map(async (u) => (await ticketOf(u)).s));
+    expect(states.filter((st) => st === "a")).toHaveLength(1);
+  });
+});
+
+describe("a draw's backups", () => {
+  it("are promoted in draw order, exactly at the tick where a winner's admission lapses", async () => {
+    await queueSale({ stock: 2, perUserLimit: 1 });
+    await redis.hset(saleKeys(saleId).meta, "admission", "draw");
+    const line = (await lineUp(["b1", "b2", "b3", "b4", "b5"])) as string[];
+    await step(t0, { paid: 0 });
+    const states = async () => Promise.all(line.map(async (u) => (await ticketOf(u)).s));
+    expect(await states()).toEqual(["a", "a", "w", "w", "w"]);
+    // the first winner buys; the second does not
+    expect((await buy(line[0] as string, 1, t0 + 1, 1))[0]).toBe(1);
+    // just before the second winner's lapse (window + grace) nobody moves, at every kind of step
+    const x = t0 + WINDOW;
+    await step(x + GRACE - 1, { paid: 0 });
+    await step(x + GRACE - 1, { read: line[3] });
+    expect(await states()).toEqual(["a", "a", "w", "w", "w"]);
+    // at the lapse: exactly the first backup, once, whatever steps follow
+    await step(x + GRACE, { paid: 0 });
+    await step(x + GRACE + 1, { paid: 0 });
+    await step(x + GRACE + 2, { read: line[4] });
+    expect(await states()).toEqual(["l", "l", "a", "w", "w"]);
+  });
+});
