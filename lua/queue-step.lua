@@ -13,9 +13,13 @@
     3. tickets are admitted in line order while units are free and their position is within the cutoff
        (never while the sale is paused or in a rebuild's quiet period):
        each holds min(perUserLimit, free) units for the admission window;
-    4. with the paid units known (ARGV[6] >= 0), the cutoff is lowered to frontier + the units that can
-       still come back (free + holds + units in unpaid orders): no position past it is ever admitted,
-       which makes a `will_not_get` verdict final. The cutoff never rises.
+    4. with the paid units known (ARGV[6] >= 0), the cutoff is lowered to the furthest position any
+       unit not yet paid could still reach: frontier + (free + holds + units in unpaid orders) x rounds,
+       where rounds = 1 + the admission cycles (window + grace) left before the sale's end. A unit
+       admits at most one position per cycle (it comes back only when an admission lapses, or an unpaid
+       order expires or is cancelled after its shopper's admission ended), so no position past the
+       cutoff can be reached: a `will_not_get` verdict is final, and every unit that comes back is
+       offered again while the sale runs. Paid units never come back. The cutoff never rises.
 
   KEYS[1]  meta      hash: perUserLimit, startsAt, endsAt, stock, admission ("open" | "queue" | "draw"),
                      paused ("1": an operator's pause), recoveringUntil (ms: a rebuild's quiet period);
@@ -157,10 +161,12 @@ if sealed then
   if exact and (buying or now >= endsAt) then
     local stock = tonumber(redis.call("HGET", KEYS[1], "stock") or "0")
     local unpaid = math.max(0, stock - remaining - tonumber(ARGV[6]))
-    local reach = frontier + math.max(0, free) + held + unpaid
-    if now >= endsAt then
-      reach = frontier
+    local cycle = window + tonumber(ARGV[5])
+    local rounds = 0
+    if now < endsAt then
+      rounds = 1 + math.floor((endsAt - 1 - now) / cycle)
     end
+    local reach = frontier + (math.max(0, free) + held + unpaid) * rounds
     if cutoff < 0 or reach < cutoff then
       cutoff = reach
     end

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const queueStepScript = defineScript(
   "queue-step",
   queueStepLua,
-  "45c85d54c5d0724ba945716875fe9f36d11fa0f4",
+  "c8e442cea243f69a1e488ee27b8f1da6c190c372",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */

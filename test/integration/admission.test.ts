@@ -128,13 +128,8 @@ describe("a queue with less stock than shoppers", () => {
     expect(firstEvent.json).toMatchObject({ ticketId: tickets.get("w3")?.ticketId, position: 4 });
     expect(firstEvent.json.verdict).toBe("may_get");
 
-    // the cutoff: 3 positions admitted + 3 units that may come back (holds, unpaid orders) = 6
-    const told = await until(
-      () => me(sale.saleId, "w7"),
-      (r) => r.body.verdict === "will_not_get",
-    );
-    expect(told.body.verdict).toBe("will_not_get");
-    expect((await me(sale.saleId, "w5")).body.verdict).toBe("may_get");
+    // every unit not paid may come back, once per admission cycle left: nobody is told will_not_get yet
+    expect((await me(sale.saleId, "w7")).body.verdict).toBe("may_get");
 
     const orders: string[] = [];
     for (const u of users.slice(0, 3)) {
@@ -158,27 +153,51 @@ describe("a queue with less stock than shoppers", () => {
     const admission = admitted.json.admission as { token: string };
     expect(admission.token).toBeTruthy();
     stream.close();
-    expect((await app.api.buy(sale.productToken, "w3", 1, { Admission: admission.token })).status).toBe(202);
-    await new Promise((r) => setTimeout(r, 1500));
+    orders[0] = String(
+      (
+        await until(
+          () => app.api.buy(sale.productToken, "w3", 1, { Admission: admission.token }),
+          (r) => r.status === 202,
+        )
+      ).body.orderId,
+    );
+    // every unit paid: none can come back, so everyone past the frontier is told will_not_get at once
+    for (const [i, u] of [
+      [0, "w3"],
+      [1, "w1"],
+      [2, "w2"],
+    ] as const) {
+      const paid = await until(
+        () => app.api.order(orders[i] as string, u, "pay"),
+        (r) => r.status === 200,
+      );
+      expect(paid.body.status).toBe("paid");
+    }
+    await until(
+      async () => {
+        await app.api.admin("GET", `/sales/${sale.saleId}/queue`); // a step with the paid units
+        return me(sale.saleId, "w4");
+      },
+      (r) => r.body.verdict === "will_not_get",
+    );
     const after = new Map<string, Ticket>();
     for (const u of users) after.set(u, (await me(sale.saleId, u)).body);
     expect(users.map((u) => after.get(u)?.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     const passed = users.filter((u) => ["admitted", "lapsed"].includes(after.get(u)?.verdict ?? ""));
     expect(passed).toEqual(["w0", "w1", "w2", "w3"]);
-    expect(after.get("w4")?.verdict).toBe("may_get");
-    expect(after.get("w6")?.verdict).toBe("will_not_get");
+    expect(users.slice(4).map((u) => after.get(u)?.verdict)).toEqual(Array(4).fill("will_not_get"));
     expect(after.get("w3")?.frontier).toBe(4);
 
     const figures = await app.api.admin("GET", `/sales/${sale.saleId}/queue`);
     expect(figures.status).toBe(200);
-    expect(figures.body).toMatchObject({ tickets: 8, sealed: true, frontier: 4, cutoff: 6 });
+    expect(figures.body).toMatchObject({ tickets: 8, sealed: true, frontier: 4, cutoff: 4 });
     const verdicts = figures.body.verdicts as Record<string, number>;
-    expect([verdicts.may_get, verdicts.will_not_get, verdicts.will_get]).toEqual([2, 2, 0]);
+    expect([verdicts.may_get ?? 0, verdicts.will_not_get, verdicts.will_get ?? 0]).toEqual([0, 4, 0]);
     expect((verdicts.admitted ?? 0) + (verdicts.passed ?? 0)).toBe(4);
 
     // nobody told will_not_get holds a unit; no oversell
     const holdings = await app.redis.hgetall(`sale:{s:${sale.saleId}}:holdings`);
-    expect(Number(holdings.w6 ?? 0) + Number(holdings.w7 ?? 0)).toBe(0);
+    expect(users.slice(4).reduce((n, u) => n + Number(holdings[u] ?? 0), 0)).toBe(0);
     const sold = Object.values(holdings).reduce((s, n) => s + Number(n), 0);
     expect(sold).toBe(3);
     expect(Number(await app.redis.get(`sale:{s:${sale.saleId}}:stock`))).toBe(0);
@@ -294,6 +313,7 @@ describe("a crowd for a few units", () => {
     // the feed's step (with the paid units) sets the cutoff
     await app.api.admin("GET", `/sales/${sale.saleId}/queue`);
     const buyers: string[] = [];
+    const orders = new Map<string, string>();
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < users.length; i += 25) {
         const batch = users.slice(i, i + 25);
@@ -306,10 +326,36 @@ describe("a crowd for a few units", () => {
             if (r.body.verdict !== "admitted" || !token || buyers.includes(u)) return;
             const res = await app.api.buy(sale.productToken, u, 2, { Admission: token });
             expect([202, 409]).toContain(res.status);
-            if (res.status === 202) buyers.push(u);
+            if (res.status === 202) {
+              buyers.push(u);
+              orders.set(u, String(res.body.orderId));
+            }
           }),
         );
       }
+    }
+    // every unit sold is paid: nothing can come back, and every waiter past the frontier is told so
+    for (const [u, orderId] of orders) {
+      const paid = await until(
+        () => app.api.order(orderId, u, "pay"),
+        (r) => r.status === 200,
+      );
+      expect(paid.body.status, u).toBe("paid");
+    }
+    // a step with the paid units (the room feed's tick, the sweep's, or this operator read) lowers the cutoff
+    await until(
+      async () => {
+        await app.api.admin("GET", `/sales/${sale.saleId}/queue`);
+        return me(sale.saleId, users.at(-1) as string);
+      },
+      (r) => r.body.verdict === "will_not_get",
+    );
+    for (let i = 0; i < users.length; i += 25) {
+      const batch = users.slice(i, i + 25);
+      const reads = await Promise.all(batch.map((u) => me(sale.saleId, u)));
+      reads.forEach((r, j) => {
+        note(batch[j] as string, r.body);
+      });
     }
     const holdings = await app.redis.hgetall(`sale:{s:${sale.saleId}}:holdings`);
     const sold = Object.values(holdings).reduce((s, n) => s + Number(n), 0);

@@ -115,46 +115,58 @@ async function lineUp(users: string[]): Promise<string[]> {
 }
 
 describe("queue-step.lua: the cutoff and returned units", () => {
-  // Known defect (not fixed: the cutoff's rule is a design choice): `it.fails` until the cutoff counts a
-  // unit once per admission window still to come rather than once.
-  it.fails("a unit given back by a lapsed admission is offered again while tickets wait (not stranded by the cutoff)", async () => {
+  /** 1 + the admission cycles (window + grace) left before the end: the positions one unit can still reach. */
+  const rounds = (now: number, endsAt = t0 + 3_600_000) =>
+    1 + Math.floor((endsAt - 1 - now) / (WINDOW + GRACE));
+
+  it("a unit given back by a lapsed admission is offered again while tickets wait (not stranded by the cutoff)", async () => {
     await queueSale({ stock: 2, perUserLimit: 1 });
     const line = await lineUp(["u1", "u2", "u3", "u4", "u5", "u6"]);
-    // the first tick admits two and sets the cutoff: frontier 2 + holds 2 = 4
+    // the first tick admits two; each of the two held units may come back once per cycle left
     const first = await step(t0, { paid: 0 });
-    expect([first.frontier, first.held, first.cutoff]).toEqual([2, 2, 4]);
+    expect([first.frontier, first.held, first.cutoff]).toEqual([2, 2, 2 + 2 * rounds(t0)]);
     // nobody buys; at the end of the window plus the grace both lapse and the next two are admitted
     let now = t0 + WINDOW + GRACE;
     const second = await step(now, { paid: 0 });
     expect([second.frontier, second.held]).toEqual([4, 2]);
-    // they do not buy either: both units come back
+    // they do not buy either: both units come back, and go to positions 5 and 6
     now += WINDOW + GRACE;
     const third = await step(now, { paid: 0 });
     expect(third.remaining).toBe(2);
-    // the sale runs for most of an hour more, two units are free and two shoppers wait: the units must
-    // be offered again (README: "its unbought units then return to the pool, and the next step admits
-    // the next ticket with them"). They are not: positions 5 and 6 are past the cutoff (told
-    // will_not_get since the first tick) and the two units stay unsold until the end.
     const waiting = line.slice(4);
     const admitted = [];
     for (const u of waiting) if ((await ticketOf(u)).s === "a") admitted.push(u);
     expect({ free: third.free, admitted }).toEqual({ free: 0, admitted: waiting });
   });
 
-  it.fails("a queue ticked at its start before anyone joined tells the third of four shoppers will_not_get before anything was bought", async () => {
+  it("a queue ticked at its start before anyone joined tells nobody will_not_get while a unit can still come back", async () => {
     await queueSale({ stock: 2, perUserLimit: 1 });
     expect(await seal(t0)).toBe(1);
     const start = await step(t0, { paid: 0 });
-    // reach = frontier 0 + 2 free: cutoff 2, for the rest of the sale
-    expect(start.cutoff).toBe(2);
+    expect(start.cutoff).toBe(2 * rounds(t0));
     const joined = [];
     for (const u of ["j1", "j2", "j3", "j4"]) joined.push(await step(t0 + 1000, { join: u }));
     expect(joined.map((j) => j.ticket?.s)).toEqual(["a", "a", "w", "w"]);
-    // j1 and j2 buy nothing; their admissions lapse and both units come back
+    // j1 and j2 buy nothing; their admissions lapse and both units come back: j3 and j4 are offered them
     const back = await step(t0 + 1000 + WINDOW + GRACE, { paid: 0 });
-    expect(back.free).toBe(2);
-    // j3 (position 3 > cutoff 2, told will_not_get from its join on) must now be offered a unit
-    expect((await ticketOf("j3")).s).toBe("a");
+    expect([back.frontier, back.held]).toEqual([4, 2]);
+    expect([(await ticketOf("j3")).s, (await ticketOf("j4")).s]).toEqual(["a", "a"]);
+  });
+
+  it("the cutoff falls to the frontier once every unit is paid, and at the sale's end", async () => {
+    await queueSale({ stock: 2, perUserLimit: 1 });
+    const [a, b] = await lineUp(["a", "b", "c", "d"]);
+    await step(t0, { paid: 0 });
+    for (const user of [a, b] as string[]) expect((await buy(user, 1, t0 + 10, 1))[0]).toBe(1);
+    // both units bought, not yet paid: they may come back (an order that expires), so no final verdict
+    const unpaid = await step(t0 + 20, { paid: 0 });
+    expect(unpaid.cutoff).toBe(2 + 2 * rounds(t0 + 20));
+    // both paid: nothing can come back, everyone past the frontier will not get one
+    const paid = await step(t0 + 30, { paid: 2 });
+    expect([paid.frontier, paid.cutoff]).toEqual([2, 2]);
+    // and it never rises again, even if the stock grew (units added after the cutoff are not queued)
+    const later = await step(t0 + 40, { paid: 1 });
+    expect(later.cutoff).toBe(2);
   });
 });
 
