@@ -45,7 +45,9 @@
   ARGV[10] timeline TTL (seconds)
   ARGV[11] "1" when the server runs this attempt again after a run got no reply, else "0" (or absent)
   ARGV[12] the units this shopper's admission holds (queue and draw sales; src/admission/), when lower
-           than perUserLimit: the allowance is then that (absent for an open sale)
+           than perUserLimit: the allowance is then that (absent for an open sale); -1 when the shopper
+           has no valid admission (lapsed, say) and sent an Idempotency-Key: only that key's first
+           answer may be given back (a 202 whose answer was lost), else NOT_ADMITTED
 
   A re-run's refusal (codes 3 to 10, and 22) is final for the order id: it writes the "x:<orderId>" marker a
   void writes (reason "void", counted false), so an earlier run of the same attempt that is still on
@@ -79,6 +81,8 @@
                                                      (not paused by an operator); nothing reserved,
                                                      nothing stored as an answer (a retry with the same
                                                      key after the quiet period buys)
+    {25}                                             NOT_ADMITTED (ARGV[12] = -1): the key has no first
+                                                     answer; nothing counted, nothing stored
 
   Ledger entries written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
     "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, expiresAt, epoch};
@@ -135,6 +139,11 @@ if seen[1] then
   local entry = cjson.decode(seen[1])
   -- entries a rebuild wrote (rebuild-sale.lua) have no "after": a nil would cut the reply short here
   return replayed({1, orderId, entry.quantity, entry.expiresAt, entry.after or 0, entry.epoch or 1})
+end
+
+-- no valid admission: the only answer this attempt may get is its key's first one (given below)
+if ARGV[12] == "-1" and not (hasIdem and redis.call("EXISTS", KEYS[7]) == 1) then
+  return {25}
 end
 
 local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs", "epoch",

@@ -32,9 +32,9 @@ export function roomNow(d: Deps): Promise<number> {
 
 /**
  * A shopper joins a sale's waiting room, once (again: the same ticket). A sale asking for a proof of
- * work checks the solution first, in memory; then one script call joins and steps the room. A join
- * without a good solution writes nothing: it is refused, unless the shopper already holds a ticket
- * (one HEXISTS), which a join again answers whatever it carries.
+ * work checks the solution first, in memory: a missing or wrong one is refused before any store
+ * command, even for a shopper who holds a ticket (who reads it with `GET …/queue/me`, or joins again
+ * with a new solution); then one script call joins and steps the room.
  */
 export async function joinQueue(
   d: Deps,
@@ -44,10 +44,8 @@ export async function joinQueue(
   const sale = await findSale(d, at.saleId, now);
   if (!sale) return { kind: "unknown_sale" };
   if ((sale.admission ?? "open") === "open") return { kind: "no_queue" };
-  if (sale.proofOfWork && !(await solvesJoinChallenge(d.config, at.challenge, at))) {
-    const holds = await withRedis(() => d.redis.hexists(saleKeys(sale.saleId).tickets, at.userId));
-    return holds ? stepFor(d, sale, now, at.userId, false) : { kind: "challenge_failed" };
-  }
+  if (sale.proofOfWork && !(await solvesJoinChallenge(d.config, at.challenge, at)))
+    return { kind: "challenge_failed" };
   return stepFor(d, sale, now, at.userId, true);
 }
 

@@ -61,8 +61,10 @@ export async function attemptPurchase(d: Deps, input: BuyInput): Promise<BuyOutc
   let admittedUnits: number | undefined;
   if ((await admissionModeOf(d, saleId)) !== "open") {
     const admission = await verifyAdmission(config, input.admission, { saleId, userId, now });
-    if (!admission) return { kind: "not_admitted" };
-    admittedUnits = admission.units;
+    // without an admission a keyed retry may still be owed its first answer (a 202 lost on the way):
+    // the script gives that back, or NOT_ADMITTED, changing nothing (one command, keyed attempts only)
+    if (!admission && idempotencyKey === null) return { kind: "not_admitted" };
+    admittedUnits = admission ? admission.units : -1;
   }
   const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
   // an admission holds its units: a sale remembered sold out (maybe before a unit of theirs came back,

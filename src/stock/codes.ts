@@ -48,6 +48,8 @@ export const ScriptCode = {
   NO_QUEUE: 23,
   /** A draw takes entries until its start: nothing changed. */
   ENTRIES_CLOSED: 24,
+  /** A queue or draw sale's buy without a valid admission whose Idempotency-Key has no first answer: nothing changed. */
+  NOT_ADMITTED: 25,
 } as const;
 
 export type ScriptCodeName = keyof typeof ScriptCode;

@@ -17,7 +17,10 @@ export type ReserveRequest = {
   now: number;
   /** a run of an attempt already run once without a reply (see reserveStock in reserve.ts) */
   rerun?: boolean;
-  /** the units the shopper's admission holds (queue and draw sales): the allowance when lower than the limit */
+  /**
+   * the units the shopper's admission holds (queue and draw sales): the allowance when lower than the
+   * limit; -1 for a keyed attempt without a valid admission (only its key's first answer is given back)
+   */
   admittedUnits?: number;
 };
 

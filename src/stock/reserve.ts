@@ -10,7 +10,7 @@ export { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./re
 export const reserveStockScript = defineScript(
   "reserve-stock",
   reserveStockLua,
-  "61b465ea6a3ad5c29d8031b3ad39a9e88ba67502",
+  "6bb8dfbf517e6c6b205b63a205893c2ff4235552",
 );
 
 /** What one buy attempt came to: the reservation script's return codes as values. */
@@ -41,7 +41,9 @@ export type ReserveOutcome =
   /** `replay`: the first answer to the same key, given again; it says nothing about the stock now */
   | { kind: "sold_out"; replay?: true }
   /** the attempt was given up and voided (void-reservation.lua): nothing is reserved under its id */
-  | { kind: "voided" };
+  | { kind: "voided" }
+  /** a queue or draw sale's keyed buy without a valid admission, and its key has no first answer */
+  | { kind: "not_admitted" };
 
 /** How long one attempt may spend learning its outcome, from its first run (each run: ≤ 2 s). */
 export const RESOLVE_WINDOW_MS = 8_000;
@@ -61,6 +63,7 @@ const CODES = [
   "SOLD_OUT",
   "VOIDED",
   "RESTORING",
+  "NOT_ADMITTED",
 ] as const;
 
 /** The one place reserve-stock.lua's replies are read (see the script's header). */
@@ -100,6 +103,8 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
       return { kind: "voided" };
     case "RESTORING":
       return { kind: "restoring", retryAfterMs: Number(a) };
+    case "NOT_ADMITTED":
+      return { kind: "not_admitted" };
   }
 }
 

@@ -284,8 +284,17 @@ describe("a proof of work to join", () => {
     const ok = await join(sale.saleId, "p1", { challenge: payload(solution?.number ?? 0) });
     expect(ok.status).toBe(200);
     expect(ok.body.verdict).toBe("admitted");
-    // joining again is the same ticket, with or without a solution (contract: "again: the same ticket")
-    const again = await join(sale.saleId, "p1");
+    // a join without a solution never reaches the store, even for a shopper with a ticket (it reads its
+    // ticket with queue/me); joining again with a new solution is the same ticket
+    const bare = await join(sale.saleId, "p1");
+    expect([bare.status, errorCode(bare.body)]).toEqual([403, "CHALLENGE_FAILED"]);
+    expect((await me(sale.saleId, "p1")).body.ticketId).toBe(ok.body.ticketId);
+    const next = await challengeFor("p1");
+    const nextSolution = await solveChallenge(next.challenge, next.salt, next.algorithm, next.maxnumber)
+      .promise;
+    const again = await join(sale.saleId, "p1", {
+      challenge: btoa(JSON.stringify({ ...next, maxnumber: undefined, number: nextSolution?.number ?? 0 })),
+    });
     expect([again.status, again.body.ticketId]).toEqual([200, ok.body.ticketId]);
     const stillRefused = await join(sale.saleId, "p2");
     expect([stillRefused.status, errorCode(stillRefused.body)]).toEqual([403, "CHALLENGE_FAILED"]);
