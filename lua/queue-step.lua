@@ -11,7 +11,7 @@
        is used, with new admissions added and the smaller of remaining now and at the count (a count
        only errs high since: never more is admitted than the units cover);
     3. tickets are admitted in line order while units are free and their position is within the cutoff
-       (never while the sale is paused or in a rebuild's quiet period):
+       (never while the sale is paused, in a rebuild's quiet period, or before the room's admitFrom):
        each holds min(perUserLimit, free) units for the admission window;
     4. with the paid units known (ARGV[6] >= 0), the cutoff is lowered to the furthest position any
        unit not yet paid could still reach: frontier + (free + holds + units in unpaid orders) x rounds,
@@ -28,7 +28,8 @@
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
   KEYS[4]  room      hash: sealed ("1"), count (tickets), frontier (positions passed), cutoff, held
-                     (units admissions hold, as last counted plus admissions since), countedRemaining
+                     (units admissions hold, as last counted plus admissions since), countedRemaining,
+                     admitFrom (ms: a room rebuilt after a loss admits nobody before; open-room.lua)
   KEYS[5]  tickets   hash: userId -> ticket JSON {id, n, p, s ("w" | "a" | "l"), h, x, at}
   KEYS[6]  line      list: userIds; before the seal the tickets taken before startsAt, then positions
   KEYS[7]  late      list: userIds that joined at or after startsAt before the seal
@@ -65,8 +66,10 @@ end
 local limit = tonumber(meta[1])
 local startsAt = tonumber(meta[2])
 local endsAt = tonumber(meta[3])
-local sealed = redis.call("HGET", KEYS[4], "sealed") == "1"
-local buying = meta[5] ~= "1" and now >= tonumber(meta[6] or "0")
+local roomFlags = redis.call("HMGET", KEYS[4], "sealed", "admitFrom")
+local sealed = roomFlags[1] == "1"
+-- admitFrom: a room rebuilt after a loss waits for the admissions given before it to run out
+local buying = meta[5] ~= "1" and now >= tonumber(meta[6] or "0") and now >= tonumber(roomFlags[2] or "0")
 
 if joining ~= "" and redis.call("HEXISTS", KEYS[5], joining) == 0 then
   if now >= endsAt then

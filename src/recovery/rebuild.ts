@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { openRoom } from "../admission/open-room";
+import { holdGraceMs } from "../admission/room";
 import { registerProductToken } from "../catalog/catalog";
 import { admissionOf, toMetaFields } from "../catalog/sale-record";
 import { type AppliedAdjustment, recordAppliedAdjustments } from "../catalog/sale-repository";
@@ -67,8 +68,13 @@ export async function rebuildSale(
   const defer = deps.defer ?? ((p: Promise<unknown>) => void p.catch(() => {}));
   const pausedUntil = (await storeNow({ ...deps, defer })) + quietSeconds * 1000;
   const state = stateOf(sale, live, read, pausedUntil);
-  // a queue or draw sale's room: its seed kept, or a new one when it has none (lost with Redis)
-  if (admissionOf(sale.admission) !== "open") await openRoom(deps.redis, saleId);
+  // a queue or draw sale's room: its seed kept, or a new one when it has none (lost with Redis); a room
+  // lost after the start forgot what its admissions hold: it admits nobody until they have run out
+  if (admissionOf(sale.admission) !== "open") {
+    const now = pausedUntil - quietSeconds * 1000;
+    const drained = now + deps.config.ADMISSION_WINDOW_SECONDS * 1000 + holdGraceMs(deps.config);
+    await openRoom(deps.redis, saleId, now >= ms(sale.starts_at) ? drained : 0);
+  }
   const replaced = await replaceSaleState(deps.redis, saleId, state);
   const { kept, keptAdjustments } =
     replaced.kind === "rebuilt" ? replaced : { kept: [], keptAdjustments: [] };

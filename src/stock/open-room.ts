@@ -8,17 +8,21 @@ import { defineScript, runScript } from "./script";
 export const openRoomScript = defineScript(
   "open-room",
   openRoomLua,
-  "98191d5fa2abefaec26672fbbfe858223d63a247",
+  "442b0315d700b73c928d097c6ec75c83eacb113f",
 );
 
-/** Writes the room's seed and its hash unless it has a seed (open-room.lua); true when written now. */
+/**
+ * Writes the room's seed and its hash unless it has a seed (open-room.lua), and then `admitFrom` when
+ * given (a rebuild after the start); true when written now.
+ */
 export async function writeRoomSeed(
   redis: Redis,
   saleId: string,
   seed: { seed: string; seedHash: string },
+  admitFrom = 0,
 ): Promise<boolean> {
   const reply = await withRedis(() =>
-    runScript(redis, openRoomScript, [saleKeys(saleId).room], [seed.seed, seed.seedHash]),
+    runScript(redis, openRoomScript, [saleKeys(saleId).room], [seed.seed, seed.seedHash, String(admitFrom)]),
   );
   return codeOf("open-room", reply, ["OK", "ALREADY_EXISTS"] as const) === "OK";
 }

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const queueStepScript = defineScript(
   "queue-step",
   queueStepLua,
-  "c8e442cea243f69a1e488ee27b8f1da6c190c372",
+  "41809aceb775d532f7d39f7c3ce5d2bd0d421a60",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */

@@ -252,30 +252,50 @@ describe("queue-step.lua: holds against the operator and the pause", () => {
 
 describe("queue-step.lua: a Redis loss during a queue sale", () => {
   // Known defect (README "Not done": the room survives no Redis loss): `it.fails` until it does.
-  it.fails("a ticket told will_not_get is never admitted, and a running admission keeps its units, after the room is lost", async () => {
+  it("a running admission keeps its units after the room is lost: nobody is admitted until it has run out", async () => {
     await queueSale({ stock: 1, perUserLimit: 1 });
     const [winner, , last] = (await lineUp(["r1", "r2", "r3"])) as [string, string, string];
-    const s = await step(t0, { paid: 0 });
-    expect([s.frontier, s.cutoff]).toEqual([1, 2]);
+    await step(t0, { paid: 0 });
     const r1 = await ticketOf(winner);
     expect(r1.s).toBe("a");
-    // the last is past the cutoff: told will_not_get
-    expect((await ticketOf(last)).p).toBeGreaterThan(s.cutoff);
-    // Redis loses the sale; the rebuild from Postgres restores meta, stock and holdings, not the room
+    // Redis loses the room; the rebuild (after the start) opens it again with admitFrom past the
+    // admissions given before the loss (src/recovery/rebuild.ts: now + window + grace)
     const k = saleKeys(saleId);
     await redis.del(k.room, k.tickets, k.line, k.late, k.active, k.entries);
-    // the one told will_not_get joins again (one step, then the seal and a step, as src/admission/room.ts)
-    await step(t0 + 5_000, { join: last });
-    await seal(t0 + 5_000);
-    const again = await step(t0 + 5_000, { read: last });
-    // it must not be admitted; and the running admission's shopper must still find the unit
-    const lastBuy = again.ticket?.s === "a" ? (await buy(last, 1, t0 + 5_500, again.ticket.h))[0] : 0;
-    const winnerBuy = await buy(winner, 1, t0 + 6_000, r1.h);
-    expect({ last: again.ticket?.s, lastBuy, winnerBuy: winnerBuy[0] }).toEqual({
-      last: "w",
-      lastBuy: 0,
-      winnerBuy: 1,
-    });
+    const lostAt = t0 + 5_000;
+    const admitFrom = lostAt + WINDOW + GRACE;
+    await redis.eval(lua("open-room"), 1, k.room, "seed", "hash", admitFrom);
+    await step(lostAt, { join: last });
+    await seal(lostAt);
+    const again = await step(lostAt, { read: last, paid: 0 });
+    expect(again.ticket?.s).toBe("w");
+    // the shopper admitted before the loss still finds its unit
+    expect((await buy(winner, 1, lostAt + 1_000, r1.h))[0]).toBe(1);
+    // and the room admits again once the old admissions ran out
+    await restore(redis, saleId, { orderId: `o${n}`, userId: winner, quantity: 1, now: admitFrom });
+    const later = await step(admitFrom, { read: last, paid: 0 });
+    expect(later.ticket?.s).toBe("a");
+  });
+
+  // Known limit (README "Not done": a room's tickets live only in Redis): `it.fails` until they survive.
+  it.fails("a ticket told will_not_get is never admitted after the room is lost", async () => {
+    await queueSale({ stock: 1, perUserLimit: 1 });
+    const [winner, , last] = (await lineUp(["r1", "r2", "r3"])) as [string, string, string];
+    await step(t0, { paid: 0 });
+    expect((await buy(winner, 1, t0 + 10, 1))[0]).toBe(1);
+    const s = await step(t0 + 20, { paid: 1 });
+    expect((await ticketOf(last)).p).toBeGreaterThan(s.cutoff ?? 0); // told will_not_get
+    const k = saleKeys(saleId);
+    await redis.del(k.room, k.tickets, k.line, k.late, k.active, k.entries);
+    const admitFrom = t0 + 5_000 + WINDOW + GRACE;
+    await redis.eval(lua("open-room"), 1, k.room, "seed", "hash", admitFrom);
+    // the paid order expires after a refund, say: a unit is free again, and the one told will_not_get
+    // joins again after the drain
+    await restore(redis, saleId, { orderId: `o${n}`, userId: winner, quantity: 1, now: admitFrom });
+    await step(admitFrom, { join: last });
+    await seal(admitFrom);
+    const again = await step(admitFrom, { read: last, paid: 0 });
+    expect(again.ticket?.s).not.toBe("a");
   });
 });
 
