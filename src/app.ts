@@ -14,7 +14,7 @@ import { adminReportRoutes } from "./routes/admin-reports";
 import { adminStockRoutes } from "./routes/admin-stock";
 import { adminWebhookRoutes } from "./routes/admin-webhooks";
 import { buyRoutes } from "./routes/buy";
-import { buyRefusals } from "./routes/buy-refusals";
+import { buyBodyHandoff } from "./routes/buy-refusals";
 import { checkoutRoutes } from "./routes/checkout";
 import { devRoutes } from "./routes/dev";
 import { orderEventRoutes, saleEventRoutes } from "./routes/events";
@@ -58,8 +58,8 @@ export function createApp(platform: Platform) {
   app.use("/api/*", headerLimit({ maxBytes: MAX_HEADER_BYTES }));
   // needs no services: answered before they are built
   app.get("/api/openapi.json", (c) => c.json(openApiDocument(app)));
-  // a buy's 404 and 410 from memory, before the deps and validators of the route are built
-  app.use("/api/buy/:productToken", buyRefusals(platform));
+  // the body a buy's front door read (src/routes/buy-refusals.ts, in front of the app), for the route
+  app.use("/api/buy/:productToken", buyBodyHandoff());
   app.use("/api/*", async function requestDeps(c, next) {
     const defer = platform.defer(c);
     c.set(

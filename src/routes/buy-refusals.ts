@@ -2,12 +2,35 @@ import type { MiddlewareHandler } from "hono";
 import { MAX_BUY_BODY_BYTES, MAX_QUANTITY } from "../api/buy-schemas";
 import { cacheBodyText } from "../api/json-body";
 import { refusalFromMemory } from "../buy/refusal-from-memory";
+import type { ApiError } from "../errors";
 import { readBoundedBody } from "../http/read-body";
+import { MAX_HEADER_BYTES } from "../middleware/header-limit";
 import { verifyShopperToken } from "../middleware/shopper-token";
 import type { Defer, Services } from "../services";
 
 const BEARER = /^Bearer ([A-Za-z0-9_\-.]+)$/;
-const JSON_TYPE = { "Content-Type": "application/json" } as const;
+const BUY_PATH = /^\/api\/buy\/([^/?#]+)$/;
+
+/**
+ * The security headers every response of the app carries (hono/secure-headers with its defaults, as
+ * src/app.ts uses it), for the answers given here before the app runs. A unit test holds this list to
+ * what the middleware sets (test/unit/buy-front-door.test.ts).
+ */
+export const SECURITY_HEADERS: readonly [string, string][] = [
+  ["Cross-Origin-Resource-Policy", "same-origin"],
+  ["Cross-Origin-Opener-Policy", "same-origin"],
+  ["Origin-Agent-Cluster", "?1"],
+  ["Referrer-Policy", "no-referrer"],
+  ["Strict-Transport-Security", "max-age=15552000; includeSubDomains"],
+  ["X-Content-Type-Options", "nosniff"],
+  ["X-DNS-Prefetch-Control", "off"],
+  ["X-Download-Options", "noopen"],
+  ["X-Frame-Options", "SAMEORIGIN"],
+  ["X-Permitted-Cross-Domain-Policies", "none"],
+  ["X-XSS-Protection", "0"],
+];
+
+const ANSWER_HEADERS: [string, string][] = [["Content-Type", "application/json"], ...SECURITY_HEADERS];
 
 /** The two answers' bodies, the same strings routes/buy.ts's table renders, built once. */
 const ANSWERS = {
@@ -21,50 +44,100 @@ const ANSWERS = {
   },
 } as const;
 
+/** The body as the front door read it, left on the request for the app (a symbol: nothing else sees it). */
+const BODY_READ = Symbol("buy body read");
+type BodyRead = { text: string } | { error: ApiError };
+type WithBody = Request & { [BODY_READ]?: BodyRead };
+
+/** Whether a request may be one the front door answers: a POST to `/api/buy/:productToken`. */
+function buyTokenOf(req: Request): string | null {
+  if (req.method !== "POST") return null;
+  const url = req.url;
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  const match = BUY_PATH.exec(url.slice(pathStart));
+  return match?.[1] ?? null;
+}
+
 /**
- * `POST /api/buy/:productToken`'s refusals at the cost of the no-op route: the answers a crowd mostly
- * gets (a Bloom miss 404, a sale this process knows sold out 410) decided from memory before the route's
- * deps, validators and error rendering are built. It answers only what the route would answer, in the
- * contract's order: the body is read and checked (the route's 400s), the shopper token verified (the
- * route's 401), then the catalog and the sold-out memory (src/buy/refusal-from-memory.ts). Anything else
- * (a bad body or token, an Idempotency-Key, a token the catalog must look up, a sale not known sold out,
- * or known sold out to a buy carrying an `Admission`) goes on to the route, which finds the body already
- * read and the token in the verified tokens.
+ * `POST /api/buy/:productToken`'s refusals at the cost of the runtime's floor: the answers a crowd
+ * mostly gets (a Bloom miss 404, a sale this process knows sold out 410) decided from memory before
+ * the app runs (no routing, no middleware, no context), each a prebuilt body with the app's security
+ * headers. It answers only what the app would answer, in the contract's order: headers within the
+ * app's limit (else the app's 431), the body read and checked (the route's 400s), the shopper token
+ * verified (the route's 401), then the catalog and the sold-out memory (src/buy/refusal-from-memory.ts).
+ * Anything else (an Idempotency-Key, a body the schema must judge, a bad token, a token the catalog
+ * must look up, a sale not known sold out) resolves null: the app then runs and finds the body read
+ * and the token verified.
  *
  * @example
- * app.use("/api/buy/:productToken", buyRefusals({ services: platform.services, defer: platform.defer }));
+ * const door = buyFrontDoor(request, services, defer); // null at once when not a buy
+ * return door ? door.then((answer) => answer ?? app.fetch(request)) : app.fetch(request);
  */
-export function buyRefusals(platform: {
-  services: (c: Parameters<MiddlewareHandler>[0]) => Services;
-  defer: (c: Parameters<MiddlewareHandler>[0]) => Defer;
-}): MiddlewareHandler {
-  return async function buyRefusalsMiddleware(c, next) {
-    const req = c.req.raw;
-    if (req.method !== "POST" || req.headers.has("Idempotency-Key")) return next();
-    const text = await readBoundedBody(req, MAX_BUY_BODY_BYTES);
-    cacheBodyText(c.req, text.trim() === "" ? "{}" : text);
-    if (text !== "" && !plainQuantity(parseOrUndefined(text))) return next();
-    const token = BEARER.exec(req.headers.get("Authorization") ?? "")?.[1];
-    if (!token) return next();
-    const services = platform.services(c);
-    const now = services.clock();
-    const verdict = verifyShopperToken(
-      token,
-      services.config,
-      services.memory.verifiedTokens,
-      Math.floor(now / 1000),
-    );
-    if (!verdict.ok) return next();
-    const { config, memory, redis } = services;
-    const refused = refusalFromMemory(
-      { config, memory, redis, defer: platform.defer(c) },
-      c.req.param("productToken") ?? "",
-      now,
-    );
-    // an admitted buy's units are held: no memory of a sold-out sale speaks for them
-    if (!refused || (refused === "sold_out" && req.headers.has("Admission"))) return next();
-    const answer = ANSWERS[refused];
-    return c.body(answer.body, answer.status, JSON_TYPE);
+export function buyFrontDoor(
+  req: Request,
+  services: Services,
+  defer: Defer,
+): Promise<Response | null> | null {
+  const productToken = buyTokenOf(req);
+  // not a buy (every other request pays one regular expression here), or a token to decode: the app's
+  if (productToken === null || productToken.includes("%")) return null;
+  return refuseFromMemory(req, productToken, services, defer);
+}
+
+async function refuseFromMemory(
+  req: Request,
+  productToken: string,
+  services: Services,
+  defer: Defer,
+): Promise<Response | null> {
+  const headers = req.headers;
+  if (headers.has("Idempotency-Key")) return null;
+  const length = headers.get("Content-Length");
+  // a chunked body, or one the route refuses for its size, is the app's
+  if (length === null || !/^\d{1,4}$/.test(length) || Number(length) > MAX_BUY_BODY_BYTES) return null;
+  let headerBytes = 0;
+  for (const [name, value] of headers) headerBytes += name.length + value.length + 4;
+  if (headerBytes > MAX_HEADER_BYTES) return null;
+  let text: string;
+  try {
+    text = await readBoundedBody(req, MAX_BUY_BODY_BYTES);
+  } catch (error) {
+    (req as WithBody)[BODY_READ] = { error: error as ApiError };
+    return null;
+  }
+  (req as WithBody)[BODY_READ] = { text };
+  if (text !== "" && !plainQuantity(parseOrUndefined(text))) return null;
+  const token = BEARER.exec(headers.get("Authorization") ?? "")?.[1];
+  if (!token) return null;
+  const now = services.clock();
+  const verdict = verifyShopperToken(
+    token,
+    services.config,
+    services.memory.verifiedTokens,
+    Math.floor(now / 1000),
+  );
+  if (!verdict.ok) return null;
+  const { config, memory, redis } = services;
+  const refused = refusalFromMemory({ config, memory, redis, defer }, productToken, now);
+  if (!refused) return null;
+  const answer = ANSWERS[refused];
+  return new Response(answer.body, { status: answer.status, headers: ANSWER_HEADERS });
+}
+
+/**
+ * In the app, in front of the buy route: hands the route the body the front door read (or its refusal
+ * of it), and reads it for a request that did not pass the front door (an Idempotency-Key, a chunked
+ * body, a test calling the app directly), so the route's validator finds it either way.
+ *
+ * @example
+ * app.use("/api/buy/:productToken", buyBodyHandoff());
+ */
+export function buyBodyHandoff(): MiddlewareHandler {
+  return async function buyBodyHandoffMiddleware(c, next) {
+    const read = (c.req.raw as WithBody)[BODY_READ];
+    if (read && "error" in read) throw read.error;
+    if (read) cacheBodyText(c.req, read.text.trim() === "" ? "{}" : read.text);
+    return next();
   };
 }
 

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
 import { sweep } from "../recovery/sweep";
+import { buyFrontDoor } from "../routes/buy-refusals";
 import { createServices, depsAt, type Services } from "../services";
 import { connectPostgresTcp } from "../stores/postgres-tcp";
 import { connectRedisTcp } from "../stores/redis-tcp";
@@ -51,7 +52,11 @@ export function createServerEngine(
   let stopping: Promise<void> | null = null;
   return {
     settings,
-    fetch: (request: Request, info: SocketInfo) => app.fetch(request, info),
+    /** A buy refused from memory at the front door (src/routes/buy-refusals.ts), anything else by the app. */
+    fetch: (request: Request, info: SocketInfo) => {
+      const door = buyFrontDoor(request, services, tasks.defer);
+      return door ? door.then((answer) => answer ?? app.fetch(request, info)) : app.fetch(request, info);
+    },
     runScheduled: scheduled.run,
     /** Starts the timer for CRON_SCHEDULE (runtimes without a cron of their own). */
     startTimer(): void {

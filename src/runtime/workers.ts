@@ -1,6 +1,7 @@
 import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
 import { sweep } from "../recovery/sweep";
+import { buyFrontDoor } from "../routes/buy-refusals";
 import { createServices, depsAt, type Services } from "../services";
 
 let services: Services | undefined;
@@ -17,9 +18,17 @@ const app = createApp({
   clientIp: (c) => c.req.header("CF-Connecting-IP"),
 });
 
-/** The Workers entry: requests through the app; the Cron Trigger runs the sweeper in `waitUntil`. */
+/**
+ * The Workers entry: a buy the isolate can refuse from memory at its front door (src/routes/buy-refusals.ts),
+ * every other request through the app; the Cron Trigger runs the sweeper in `waitUntil`.
+ */
 export default {
-  fetch: app.fetch,
+  fetch(request, env, ctx) {
+    const door = buyFrontDoor(request, servicesOf(env), (task) => ctx.waitUntil(task));
+    return door
+      ? door.then((answer) => answer ?? app.fetch(request, env, ctx))
+      : app.fetch(request, env, ctx);
+  },
   scheduled(_controller, env, ctx) {
     const deps = depsAt(servicesOf(env), (task) => ctx.waitUntil(task));
     ctx.waitUntil(sweep(deps));

@@ -278,6 +278,69 @@ describe("costs, measured with INFO commandstats", () => {
   });
 });
 
+describe("refusals at the front door (src/routes/buy-refusals.ts)", () => {
+  /** Status, body and every header but the date: what a client can tell apart. */
+  async function answer(res: Response) {
+    const headers = [...res.headers].filter(([name]) => !["date", "content-length"].includes(name)).sort();
+    return { status: res.status, body: await res.text(), headers };
+  }
+
+  it("answers a sold-out sale and an unknown product exactly as the app does", async () => {
+    const sale = await app.api.createSale({ stock: 1, perUserLimit: 1 });
+    expect((await app.api.buy(sale.productToken, "door-1", 1)).status).toBe(202);
+    expect((await app.api.buy(sale.productToken, "door-2", 1)).status).toBe(410); // the process learns it
+    const buy = async (path: string, user: string, extra: Record<string, string> = {}) =>
+      fetch(`${app.worker.url}${path}`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${await shopperToken(user)}`, ...extra },
+        body: '{"quantity":1}',
+      });
+    const before = await commandCounts(app.redis);
+    // from memory at the front door (no Redis command) ...
+    const door410 = await answer(await buy(`/api/buy/${sale.productToken}`, "door-3"));
+    const door404 = await answer(await buy(`/api/buy/${"Q".repeat(43)}`, "door-3"));
+    const { hincrby = 0, expire = 0, ...perAttempt } = commandDelta(before, await commandCounts(app.redis));
+    expect(perAttempt).toEqual({});
+    // ... and through the app (an Idempotency-Key goes past the front door to the route)
+    const app410 = await answer(
+      await buy(`/api/buy/${sale.productToken}`, "door-4", { "Idempotency-Key": "through-the-app" }),
+    );
+    const app404 = await answer(
+      await buy(`/api/buy/${"Q".repeat(43)}`, "door-4", { "Idempotency-Key": "through-the-app" }),
+    );
+    expect(door410).toEqual(app410);
+    expect(door404).toEqual(app404);
+    expect(door410.status).toBe(410);
+    expect(door404.status).toBe(404);
+    expect([hincrby, expire].every((n) => n <= 2)).toBe(true);
+  });
+
+  it("leaves to the app what it must judge: a bad body, a bad token, oversized headers", async () => {
+    const sale = await app.api.createSale({ stock: 1, perUserLimit: 1 });
+    expect((await app.api.buy(sale.productToken, "judge-1", 1)).status).toBe(202);
+    expect((await app.api.buy(sale.productToken, "judge-2", 1)).status).toBe(410);
+    const post = (headers: Record<string, string>, body: string) =>
+      fetch(`${app.worker.url}/api/buy/${sale.productToken}`, { method: "POST", headers, body });
+    const auth = { Authorization: `Bearer ${await shopperToken("judge-3")}` };
+    const badBody = await post(auth, '{"quantity":0}');
+    expect([badBody.status, errorCode(await badBody.json())]).toEqual([400, "INVALID_REQUEST"]);
+    const notJson = await post(auth, "{");
+    expect([notJson.status, errorCode(await notJson.json())]).toEqual([400, "INVALID_REQUEST"]);
+    const badUtf8 = await fetch(`${app.worker.url}/api/buy/${sale.productToken}`, {
+      method: "POST",
+      headers: auth,
+      body: new Uint8Array([0x7b, 0xff, 0x7d]),
+    });
+    expect([badUtf8.status, errorCode(await badUtf8.json())]).toEqual([400, "INVALID_REQUEST"]);
+    const noToken = await post({}, '{"quantity":1}');
+    expect([noToken.status, errorCode(await noToken.json())]).toEqual([401, "UNAUTHENTICATED"]);
+    const huge = await post({ ...auth, "X-Padding": "x".repeat(40 * 1024) }, '{"quantity":1}');
+    expect([huge.status, errorCode(await huge.json())]).toEqual([431, "HEADERS_TOO_LARGE"]);
+    const ok = await post(auth, '{"quantity":1}');
+    expect([ok.status, errorCode(await ok.json())]).toEqual([410, "SOLD_OUT"]);
+  });
+});
+
 describe("stores down", () => {
   it("answers 503 UNAVAILABLE with Retry-After when Redis is unreachable, and reserves nothing", async () => {
     const sale = await app.api.createSale({ stock: 4 });
