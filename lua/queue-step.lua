@@ -13,8 +13,10 @@
     3. tickets are admitted in line order while units are free and their position is within the cutoff:
        each holds min(perUserLimit, free) units for the admission window;
     4. with the paid units known (ARGV[6] >= 0), the cutoff is lowered to frontier + the units that can
-       still come back (free + holds + units in unpaid orders): no position past it is ever admitted,
-       which makes a `will_not_get` verdict final. The cutoff never rises.
+       still come back (free + holds + units in unpaid orders), each as many times as admissions can
+       follow one another before the end (a unit passes on at most once per window + grace): no position
+       past it is ever admitted, which makes a `will_not_get` verdict final, and no returned unit meets a
+       cutoff spent before it came back. The cutoff never rises.
 
   KEYS[1]  meta      hash: perUserLimit, startsAt, endsAt, stock, admission ("open" | "queue" | "draw")
   KEYS[2]  stock     string: units remaining
@@ -149,7 +151,10 @@ if sealed then
   if exact then
     local stock = tonumber(redis.call("HGET", KEYS[1], "stock") or "0")
     local unpaid = math.max(0, stock - remaining - tonumber(ARGV[6]))
-    local reach = frontier + math.max(0, free) + held + unpaid
+    -- a unit admits a position, comes back when that admission lapses (window + grace later at the
+    -- soonest), admits the next one, and so on until the end: that many positions per unit at most
+    local passes = 1 + math.floor(math.max(0, endsAt - now) / (window + tonumber(ARGV[5])))
+    local reach = frontier + (math.max(0, free) + held + unpaid) * passes
     if now >= endsAt then
       reach = frontier
     end

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const queueStepScript = defineScript(
   "queue-step",
   queueStepLua,
-  "eea88ae58e093c73702ddd6f7fcfd39702f2e4ab",
+  "9826cd3ef553e1a25955a3e305955cd0f0a33185",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */
