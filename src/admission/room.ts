@@ -1,9 +1,11 @@
 import type { SaleRecord } from "../catalog/sale-record";
 import { newTicketId } from "../ids";
 import type { Deps } from "../services";
+import { saleKeys } from "../stock/keys";
 import { readLineBeforeSeal } from "../stock/queue-line";
 import { sealQueue } from "../stock/queue-seal";
 import { type StepOutcome, stepQueue } from "../stock/queue-step";
+import { withRedis } from "../stores/with-redis";
 import { drawOrder, entriesHash, sortedEntries } from "./draw";
 
 /** What a room step does besides promoting: a user joining, the user whose ticket to read, the paid units. */
@@ -17,7 +19,10 @@ export function holdGraceMs(config: Deps["config"]): number {
 /**
  * One step of a sale's waiting room at the store's `now`: the join (if any), lapses, admissions and
  * the cutoff in one script call; at the first step after the start, the line is sealed first (the
- * tickets taken before the start in draw order, src/admission/draw.ts), then stepped.
+ * tickets taken before the start in draw order, src/admission/draw.ts), then stepped. Only the request
+ * that takes the seal's lease (SET NX) reads and ranks the line; the shoppers looking meanwhile are
+ * answered from the line as it stands (positions still provisional), so a crowd at the start does not
+ * read and rank it once each.
  *
  * @example
  * const outcome = await stepRoom(d, sale, now, { join: userId, read: userId });
@@ -40,9 +45,20 @@ export async function stepRoom(
   };
   const outcome = await stepQueue(d.redis, req);
   if (outcome.kind !== "stepped" || outcome.room.sealed || now < sale.startsAt) return outcome;
-  await sealRoom(d, sale.saleId, now);
+  const lease = saleKeys(sale.saleId).sealing;
+  // one request seals, in every process; the others answer from the line as it was (still provisional)
+  const leased = await withRedis(() => d.redis.set(lease, "1", { nx: true, px: SEAL_LEASE_MS }));
+  if (leased !== "OK") return outcome;
+  try {
+    await sealRoom(d, sale.saleId, now);
+  } finally {
+    await withRedis(() => d.redis.del(lease)).catch(() => undefined);
+  }
   return stepQueue(d.redis, { ...req, join: "" });
 }
+
+/** How long the sealing request holds the line before another may take over (it died, or is that slow). */
+const SEAL_LEASE_MS = 15_000;
 
 /**
  * Seals the line (queue-seal.lua): reads the tickets taken before the start, ranks their ticket ids by

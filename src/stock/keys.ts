@@ -21,6 +21,8 @@ export function saleKeys(saleId: string) {
     late: `${p}:q:late`,
     active: `${p}:q:active`,
     entries: `${p}:q:entries`,
+    /** held (SET NX, with an expiry) by the one request that seals the line at the start */
+    sealing: `${p}:q:sealing`,
     /** Length-prefixed user id: no two (user, key) pairs share a name, whatever characters they hold. */
     idempotency: (userId: string, key: string) => `${p}:idem:${userId.length}:${userId}:${key}`,
     userRate: (userId: string) => `${p}:rl:u:${userId}`,
