@@ -79,7 +79,15 @@ export type RoomFigures = {
   unitsPaid: number;
   liveUnits: number;
   orders: Record<string, number>;
-  admittedBuys: { within: number; got: number; afterWillGet: number; afterWillGetGot: number };
+  /** admitted buys sent before the admission's end, those that got their units (a 202, or an order
+   * behind an unanswered one), the unanswered, and the same for shoppers told will_get first */
+  admittedBuys: {
+    within: number;
+    got: number;
+    unanswered: number;
+    afterWillGet: number;
+    afterWillGetGot: number;
+  };
 };
 
 /** The rules on the crowd's summary and the stores at rest (QStash drained, the room stepped once more). */
@@ -132,11 +140,21 @@ export async function judgeRoom(
   );
   for (const r of bought.rows) v.push({ rule: "will_not_get", detail: `${r.user_id} has ${r.n} order(s)` });
 
-  const buys = { within: 0, got: 0, afterWillGet: 0, afterWillGetGot: 0 };
+  // a buy that got no answer (a timeout) may have reserved: its order says
+  const asked = crowd.admitted.filter((a) => a.buy && a.buy.status === 0).map((a) => a.userId);
+  const ordered = new Set(
+    (
+      await db.query<{ user_id: string }>(
+        "select distinct user_id from orders where sale_id = $1 and user_id = any($2)",
+        [saleId, asked],
+      )
+    ).rows.map((r) => r.user_id),
+  );
+  const buys = { within: 0, got: 0, unanswered: asked.length, afterWillGet: 0, afterWillGetGot: 0 };
   for (const a of crowd.admitted) {
     if (!a.buy || a.buy.sentAt >= a.until) continue;
     buys.within++;
-    const got = a.buy.status === 202;
+    const got = a.buy.status === 202 || (a.buy.status === 0 && ordered.has(a.userId));
     if (got) buys.got++;
     if (a.buy.afterWillGet) buys.afterWillGet++;
     if (a.buy.afterWillGet && got) buys.afterWillGetGot++;

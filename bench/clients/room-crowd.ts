@@ -51,7 +51,8 @@ export type CrowdOptions = {
   joinConcurrency: number;
   maxStreams: number;
   deadline: number;
-  onJoined?: () => void;
+  /** called once every shopper has joined (or given up) */
+  onJoinsDone?: () => void;
 };
 
 /** Joins every shopper (closed loop), lets each live until it is done or the deadline; their records. */
@@ -72,13 +73,13 @@ export async function runCrowd(
       while (next < shoppers.length && !controller.signal.aborted) {
         const s = shoppers[next++] as Shopper;
         if (!(await s.join(controller.signal))) continue;
-        o.onJoined?.();
         const counted = s.record.stream && streamsFree();
         if (counted) streams++;
         lives.push(s.live(controller.signal, () => counted).finally(() => counted && streams--));
       }
     }),
   );
+  o.onJoinsDone?.();
   await Promise.all(lives);
   clearTimeout(timer);
   return shoppers.map((s) => s.record);
@@ -94,6 +95,9 @@ export type CrowdSummary = {
   willNotGet: string[];
   admitted: { userId: string; units: number; until: number; buy?: ShopperRecord["buy"]; intent: Intent }[];
   actions: Record<string, number>;
+  /** every join answer by status, and the time from the first try to the ticket (ms) */
+  joinAnswers: Record<string, number>;
+  joinMs: { p50: number; p99: number; max: number };
   problems: string[];
   problemCount: number;
 };
@@ -119,10 +123,16 @@ export function summarizeCrowd(records: ShopperRecord[]): CrowdSummary {
     willNotGet: [],
     admitted: [],
     actions: {},
+    joinAnswers: {},
+    joinMs: { p50: 0, p99: 0, max: 0 },
     problems: [],
     problemCount: 0,
   };
+  const joinMs = records.map((r) => r.joinMs).sort((a, b) => a - b);
+  const at = (q: number) => joinMs[Math.min(joinMs.length - 1, Math.floor(q * joinMs.length))] ?? 0;
+  s.joinMs = { p50: at(0.5), p99: at(0.99), max: joinMs.at(-1) ?? 0 };
   for (const r of records) {
+    for (const status of r.joins) s.joinAnswers[status] = (s.joinAnswers[status] ?? 0) + 1;
     ends[r.end]++;
     if (r.end !== "join_failed") s.joined++;
     if (r.stream) s.streams++;
@@ -158,6 +168,8 @@ export function mergeSummaries(parts: CrowdSummary[]): CrowdSummary {
     out.willNotGet.push(...p.willNotGet);
     out.admitted.push(...p.admitted);
     for (const [k, n] of Object.entries(p.actions)) out.actions[k] = (out.actions[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(p.joinAnswers)) out.joinAnswers[k] = (out.joinAnswers[k] ?? 0) + n;
+    for (const q of ["p50", "p99", "max"] as const) out.joinMs[q] = Math.max(out.joinMs[q], p.joinMs[q]);
     out.problems.push(...p.problems.slice(0, Math.max(0, 50 - out.problems.length)));
     out.problemCount += p.problemCount;
   }

@@ -29,6 +29,9 @@ export type ShopperRecord = {
   buy?: { status: number; code?: string; sentAt: number; quantity: number; afterWillGet: boolean };
   action?: { kind: "pay" | "cancel"; status: number; code?: string };
   end: "will_not_get" | "lapsed" | "acted" | "left" | "waiting" | "join_failed";
+  /** the join's answers (a 429 or 503 is tried again) and how long until the ticket came */
+  joins: number[];
+  joinMs: number;
   problems: string[];
 };
 
@@ -60,13 +63,26 @@ export class Shopper {
     private readonly plan: ShopperPlan,
   ) {
     const { userId, intent, stream } = plan;
-    this.record = { userId, intent, stream, told: [], position: null, end: "waiting", problems: [] };
+    this.record = {
+      userId,
+      intent,
+      stream,
+      told: [],
+      position: null,
+      end: "waiting",
+      joins: [],
+      joinMs: 0,
+      problems: [],
+    };
   }
 
   /** Joins (again after a 429 or 503, as told); false when it never got a ticket. */
   async join(signal: AbortSignal): Promise<boolean> {
+    const started = Date.now();
     for (let attempt = 0; attempt < 6 && !signal.aborted; attempt++) {
       const a = await this.shop.join(this.plan.userId);
+      this.record.joins.push(a.status);
+      this.record.joinMs = Date.now() - started;
       if (a.body) return this.see(a.body, "join");
       if (a.status !== 0 && a.status !== 429 && a.status !== 503) break;
       await sleep(a.retryAfterMs ?? 1_000, signal);

@@ -77,7 +77,7 @@ export const roomCrowd: Scenario = {
     ctx.fault(
       `${users} shoppers for ${f.stock} units in ${Math.round(crowdMs / 1000)} s (${crowd.streams} watching a stream, the rest polling); ` +
         `told ${JSON.stringify(crowd.told)}; ${f.admissions} admissions held ${f.unitsOffered} units (${f.unitsOfferedAgain} offered again after coming back); ` +
-        `admitted buys within the admission ${b.got}/${b.within} got their units (after will_get ${b.afterWillGetGot}/${b.afterWillGet}); ` +
+        `admitted buys within the admission ${b.got}/${b.within} got their units (${b.unanswered} unanswered) (after will_get ${b.afterWillGetGot}/${b.afterWillGet}); ` +
         `orders ${JSON.stringify(f.orders)}, ${f.unitsPaid} units paid, ${f.remaining} left; frontier ${f.frontier}, cutoff ${f.cutoff}`,
     );
   },
