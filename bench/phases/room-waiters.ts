@@ -1,7 +1,8 @@
 /**
  * The room's waiters (issue 19): for each count N, a new queue sale whose first 20 shoppers are
  * admitted at once (20 units, limit 1), then N more shoppers join (joins/s, Redis commands and engine
- * CPU per join), read their tickets (the same per read), and each opens its ticket stream
+ * CPU per join), read their tickets (the same per read), one shopper per change joins behind them
+ * (so the line never runs out), and each of the N opens its ticket stream
  * (`GET …/queue/events`, its own token and address). With them connected: Redis commands per second
  * idle, then the frontier moved one place at a time (the operator adds a unit at `rate` per second, the
  * room's next step admits the next waiter) and the push latency from each change's answer to each
@@ -107,6 +108,15 @@ async function waitersRow(r: Run, n: number, prefix: string): Promise<WaitersRow
   const waiters = { ...base, from: HOLDERS, count: n };
   const joins = await requests(r, waiters, "POST");
   const reads = await requests(r, waiters, "GET");
+  // shoppers behind the waiters (not watching), so that every change moves the frontier however few wait
+  await clients.ask({
+    type: "requests",
+    method: "POST",
+    connections: 4,
+    ...base,
+    from: HOLDERS + n,
+    count: o.changes,
+  });
   o.log(
     `  ${n} waiters: joins ${joins.perSecond}/s (${joins.engineMicros} µs engine CPU each), reads ${reads.perSecond}/s`,
   );

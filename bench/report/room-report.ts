@@ -89,6 +89,7 @@ export function printRoom(r: RoomResult, out: (s: string) => void = console.log)
           "admitted buys within the admission that got their units (unanswered)",
           `${b.got}/${b.within} (${b.within ? ((100 * b.got) / b.within).toFixed(1) : "–"} %) (${b.unanswered})`,
         ],
+        ["… their answers", JSON.stringify(b.answers)],
         ["pay and cancel answers", JSON.stringify(c.summary.actions)],
         ["… of them told will_get before", `${b.afterWillGetGot}/${b.afterWillGet}`],
         ["orders", JSON.stringify(f.orders)],
