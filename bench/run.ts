@@ -4,7 +4,9 @@
  * the naive Postgres hot row behind a Node server, the reservation script straight on redis-server,
  * the hot-row transaction straight on Postgres). Prints a table, writes bench/output/latest.json and
  * latest.svg, and exits non-zero when the invariant does not hold. Then the per-path rows with wrk for
- * every runtime (bench/phases/floor-runtimes.ts, `--skip floor` leaves them out). See bench/README.md.
+ * every runtime (bench/phases/floor-runtimes.ts, `--skip floor` leaves them out), the shopper floods, the
+ * operator figures by size and the waiting room's waiters and crowd on Bun (bench/room.ts, `--skip
+ * roomwaiters,roomcrowd`). See bench/README.md.
  *
  * @example
  * npm run bench                                  # 100,000 users, 50 connections
@@ -33,6 +35,7 @@ import { renderChart } from "./report/chart";
 import { printRealtime } from "./report/realtime-report";
 import { printReport } from "./report/report";
 import { summarizeResult } from "./report/summary";
+import { roomPhases } from "./room";
 import { type BenchEnvironment, startEnvironment } from "./setup/environment";
 import { floodPhase } from "./shopper-flood";
 
@@ -55,6 +58,8 @@ const { values: args } = parseArgs({
     "floor-seconds": { type: "string", default: "8" },
     "floor-tokens": { type: "string", default: "300000" },
     "scale-sizes": { type: "string", default: SCALE_DEFAULTS.sizes },
+    "room-waiters": { type: "string", default: "10,1000,10000" },
+    "room-shoppers": { type: "string", default: "100000" },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -159,7 +164,25 @@ async function main(): Promise<number> {
       });
       if (scale.some((r) => !r.invariantHolds)) return 1;
     }
-    return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk ? 0 : 1;
+    let roomOk = true;
+    if (!skip.has("roomwaiters") || !skip.has("roomcrowd")) {
+      const room = await roomPhases(env, {
+        runtime: "bun",
+        waiters: args["room-waiters"].split(",").map(Number),
+        users: Number(args["room-shoppers"]),
+        rate: 4,
+        changes: 20,
+        connections: 32,
+        skip: new Set([
+          ...(skip.has("roomwaiters") ? ["waiters"] : []),
+          ...(skip.has("roomcrowd") ? ["crowd"] : []),
+        ]),
+        out: args.out,
+        log,
+      });
+      roomOk = (room.crowd?.violations.length ?? 0) === 0 && room.waiters.every((w) => w.frontierBack === 0);
+    }
+    return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk && roomOk ? 0 : 1;
   } finally {
     load.stop();
     await redis.close();

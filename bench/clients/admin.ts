@@ -33,5 +33,7 @@ export function operator(baseUrl: string, adminToken: string) {
       });
     },
     stats: (saleId: string) => call<SaleStats>("GET", `/sales/${saleId}/stats`),
+    /** Adds (or removes) units of a live sale. */
+    adjust: (saleId: string, delta: number) => call<unknown>("POST", `/sales/${saleId}/stock`, { delta }),
   };
 }

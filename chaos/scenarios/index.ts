@@ -12,6 +12,7 @@ import { deliveriesFailing, postgresRestart } from "./postgres-outage";
 import { qstashChaos } from "./qstash-chaos";
 import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
 import { redisLoss } from "./redis-loss";
+import { roomCrowd } from "./room-crowd";
 import { slotExhaustion } from "./slot-exhaustion";
 import { behindTlsProxy } from "./tls-proxy";
 import { tokenEnumeration } from "./token-enumeration";
@@ -35,4 +36,5 @@ export const scenarios: Scenario[] = [
   halfOpen,
   slotExhaustion,
   paymentStorm,
+  roomCrowd,
 ];

@@ -3,10 +3,12 @@ import { runScenario } from "../../chaos/scenario";
 import { crashBeforePublish } from "../../chaos/scenarios/crash-before-publish";
 import { deliveriesFailing } from "../../chaos/scenarios/postgres-outage";
 import { qstashChaos } from "../../chaos/scenarios/qstash-chaos";
+import { roomCrowd } from "../../chaos/scenarios/room-crowd";
 
 /**
  * A CI-sized subset of `npm run chaos`: three fault scenarios, each on its own stack under the
- * concurrent workload, judged by the history checker. The full set and sizes: chaos/run.ts.
+ * concurrent workload, judged by the history checker, and the waiting room's crowd (1,500 shoppers for
+ * 30 units on Bun, about 45 s), judged by its own rules too. The full set and sizes: chaos/run.ts.
  */
 const lines: string[] = [];
 const log = (line: string) => lines.push(line);
@@ -24,4 +26,9 @@ describe("fault scenarios (CI size)", () => {
       expect(result.check?.figures.acknowledged).toBeGreaterThan(10);
     });
   }
+  it(roomCrowd.title, { timeout: 150_000 }, async () => {
+    const result = await runScenario(roomCrowd, "ci", { log });
+    expect(result.verdict, lines.join("\n")).toBe("pass");
+    expect(result.check?.figures.acknowledged).toBeGreaterThan(10);
+  });
 });
