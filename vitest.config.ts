@@ -26,7 +26,6 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/shopper-limits.test.ts",
   "test/integration/payments.test.ts",
   "test/integration/admission.test.ts",
-  "test/integration/admission-crowd.test.ts",
   "test/integration/shop-identity.test.ts",
   "test/integration/webhooks.test.ts",
   "test/integration/sale-counters.test.ts",

@@ -16,10 +16,10 @@ const vars = {
   REALTIME_MAX_ORDER_STREAMS: "20000",
 };
 const START_IN_MS = 3_000;
-const LENGTH_MS = { ci: 45_000, full: 150_000 };
+const LENGTH_MS = { ci: 24_000, full: 150_000 };
 
 /**
- * A crowd in a queue sale's waiting room (bench/clients/room-crowd.ts): 1,500 shoppers for 30 units at
+ * A crowd in a queue sale's waiting room (bench/clients/room-crowd.ts): 800 shoppers for 20 units at
  * CI size, 20,000 for 300 in the full run, some joining before the start (shuffled at the seal). They
  * watch (a stream, or polling `queue/me`), buy with their admissions, pay, cancel, let orders expire
  * unpaid, or never buy, so units come back and are offered again. Judged by chaos/room-rules.ts beside
@@ -33,7 +33,7 @@ export const roomCrowd: Scenario = {
   vars,
   sale: (size) => ({
     admission: "queue",
-    stock: size === "ci" ? 30 : 300,
+    stock: size === "ci" ? 20 : 300,
     perUserLimit: 2,
     paymentWindowSeconds: 2,
     startsAt: new Date(Date.now() + START_IN_MS).toISOString(),
@@ -54,7 +54,7 @@ export const roomCrowd: Scenario = {
       }),
       ctx.history,
     );
-    const users = ctx.ms(1_500, 20_000);
+    const users = ctx.ms(800, 20_000);
     const holds = sampleHolds(ctx.app.redis, saleId);
     const started = Date.now();
     const records = await runCrowd(shop, crowdPlans({ users, seed: 19 }), {

@@ -7,8 +7,8 @@ import { roomCrowd } from "../../chaos/scenarios/room-crowd";
 
 /**
  * A CI-sized subset of `npm run chaos`: three fault scenarios, each on its own stack under the
- * concurrent workload, judged by the history checker, and the waiting room's crowd (1,500 shoppers for
- * 30 units on Bun, about 45 s), judged by its own rules too. The full set and sizes: chaos/run.ts.
+ * concurrent workload, judged by the history checker, and the waiting room's crowd (800 shoppers for
+ * 20 units on Bun, about 25 s), judged by its own rules too. The full set and sizes: chaos/run.ts.
  */
 const lines: string[] = [];
 const log = (line: string) => lines.push(line);
