@@ -5,7 +5,7 @@ import pg from "pg";
 import * as schema from "../db/schema";
 import { StoreUnavailableError } from "../errors";
 import { retireIdleOnConnectionFailure } from "./idle-clients";
-import type { ExecuteOptions, Row, SqlStore } from "./sql-store";
+import type { Row, SqlStore } from "./sql-store";
 
 /** A {@link SqlStore} that holds a pool of connections: close it when the process stops. */
 export type PostgresTcpStore = SqlStore & { close(): Promise<void> };
@@ -42,16 +42,14 @@ function classify(error: unknown): never {
   throw new StoreUnavailableError("postgres", error);
 }
 
-function toQuery(statement: SQLWrapper, name?: string): pg.QueryConfig {
+function toQuery(statement: SQLWrapper): pg.QueryConfig {
   const query = dialect.sqlToQuery(statement.getSQL());
-  return name ? { name, text: query.sql, values: query.params } : { text: query.sql, values: query.params };
+  return { text: query.sql, values: query.params };
 }
 
 /**
  * A {@link SqlStore} over a pool of TCP connections (node-postgres), for Node, Deno and Bun servers;
- * `postgres://…?sslmode=require` for Neon or any TLS server (a named statement, `execute(…, { prepare })`,
- * is a protocol-level prepared statement, which Neon's pooler and PgBouncer 1.21+ keep per server
- * connection). Raw statements (`execute`, `transaction`)
+ * `postgres://…?sslmode=require` for Neon or any TLS server. Raw statements (`execute`, `transaction`)
  * go to the pool directly, parsed as drizzle's Neon HTTP driver parses them (dates as text); the query
  * builder runs through drizzle's node-postgres driver on the same pool.
  *
@@ -77,8 +75,8 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
   retireIdleOnConnectionFailure(pool);
   const db = drizzle({ client: pool, schema });
   return Object.assign(db, {
-    execute: async <T extends Row>(query: SQLWrapper, options?: ExecuteOptions) => {
-      const result = await pool.query(toQuery(query, options?.prepare)).catch(classify);
+    execute: async <T extends Row>(query: SQLWrapper) => {
+      const result = await pool.query(toQuery(query)).catch(classify);
       return { rows: result.rows as T[] };
     },
     transaction: async (statements: SQL[]) => {

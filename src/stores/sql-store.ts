@@ -2,9 +2,6 @@ import type { SQL, SQLWrapper } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type * as schema from "../db/schema";
 
-/** How to run a statement: `prepare` names a statement whose text is always the same. */
-export type ExecuteOptions = { prepare?: string };
-
 /** A row as the driver parses it (the same parsing over HTTP and TCP, see below). */
 export type Row = Record<string, unknown>;
 
@@ -12,9 +9,7 @@ export type Row = Record<string, unknown>;
  * The database the engine uses, whichever driver is below it: drizzle's query builder over the
  * schema (`select`, `insert`, `update`, `delete`), plus two calls with one meaning on every driver.
  *
- * - `execute(sql…)` runs one statement and answers `{ rows }`; with `{ prepare: "name" }` (a statement
- *   whose text never changes, run often: the order write) a driver that holds connections prepares it
- *   once per connection and runs it by name, so Postgres plans it once instead of at every call;
+ * - `execute(sql…)` runs one statement and answers `{ rows }`;
  * - `transaction([sql…, sql…])` runs the statements in one transaction, in order, and answers each
  *   one's rows; when one fails, none of them took effect. (It replaces drizzle's interactive
  *   `transaction(callback)`, which Neon's HTTP driver does not have: one HTTP request per call.)
@@ -32,6 +27,6 @@ export type Row = Record<string, unknown>;
  * const [sales, , live] = await withDb(() => db.transaction([sql`update …`, sql`insert …`, sql`update …`]));
  */
 export type SqlStore = Omit<PgDatabase<PgQueryResultHKT, typeof schema>, "execute" | "transaction"> & {
-  execute<T extends Row = Row>(query: SQLWrapper, options?: ExecuteOptions): Promise<{ rows: T[] }>;
+  execute<T extends Row = Row>(query: SQLWrapper): Promise<{ rows: T[] }>;
   transaction(statements: SQL[]): Promise<Row[][]>;
 };
