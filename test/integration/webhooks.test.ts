@@ -123,27 +123,52 @@ describe("webhooks to the shop", () => {
     expect((await app.api.admin("POST", `/webhooks/${created.endpointId}/test`)).status).toBe(404);
   });
 
-  // Known defect (review/pay): webhook_endpoints keeps one previous secret, so a second rotation within
-  // 24 h drops the first secret at once (the contract keeps it valid 24 h). Unskip with the fix (a list of
-  // retired secrets, each with its own expiry).
-  it.skip("a secret rotated out keeps verifying for 24 hours, however many rotations follow", async () => {
+  it("a secret rotated out keeps verifying for 24 hours, however many rotations follow", async () => {
     const created = await register(["sale.paused"]);
-    try {
-      const first = await app.api.admin<{ secret: string }>("POST", `/webhooks/${created.endpointId}/rotate`);
-      const second = await app.api.admin<{ secret: string }>(
+    const rotate = () =>
+      app.api.admin<{ secret: string; error?: { code: string } }>(
         "POST",
         `/webhooks/${created.endpointId}/rotate`,
       );
+    const delivered = async (what: string) => {
+      const test = await app.api.admin<{ msgId: string }>("POST", `/webhooks/${created.endpointId}/test`);
+      return until(what, () => receiver.accepted().find((d) => d.id === test.body.msgId));
+    };
+    try {
+      const first = await rotate();
+      const second = await rotate();
       expect([first.status, second.status]).toEqual([200, 200]);
       receiver.trust(created.secret, first.body.secret, second.body.secret);
-      const test = await app.api.admin<{ msgId: string }>("POST", `/webhooks/${created.endpointId}/test`);
-      const delivered = await until("a test event after two rotations", () =>
-        receiver.accepted().find((d) => d.id === test.body.msgId),
-      );
+      const afterTwo = await delivered("a test event after two rotations");
       // a receiver still holding the original secret (rotated out a moment ago) verifies the delivery
-      expect(delivered.verifiedWith.sort()).toEqual(
+      expect(afterTwo.verifiedWith.sort()).toEqual(
         [created.secret, first.body.secret, second.body.secret].sort(),
       );
+      expect(afterTwo.signature.split(" ")).toHaveLength(3);
+
+      // at most 4 rotated-out secrets sign at once: a fifth rotation within their 24 h is refused (a
+      // secret handed out keeps its 24 h), and says when the oldest lapses
+      const third = await rotate();
+      const fourth = await rotate();
+      expect([third.status, fourth.status]).toEqual([200, 200]);
+      const refused = await rotate();
+      expect([refused.status, code(refused.body)]).toEqual([409, "CONFLICT"]);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(86_000);
+      const all = [created, first.body, second.body, third.body, fourth.body].map((r) => r.secret);
+      receiver.trust(...all);
+      const afterFour = await delivered("a test event signed by five secrets");
+      expect(afterFour.verifiedWith.sort()).toEqual([...all].sort());
+
+      // once the oldest's 24 h are over it no longer signs, and a rotation is taken again
+      await app.db.query(
+        `update webhook_endpoints set retired_secrets = jsonb_set(retired_secrets, '{0,expiresAt}',
+           to_jsonb(to_char((now() - interval '1 second') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+         where id = $1`,
+        [created.endpointId],
+      );
+      const lapsed = await delivered("a test event after the oldest secret lapsed");
+      expect(lapsed.verifiedWith.sort()).toEqual(all.slice(1).sort());
+      expect((await rotate()).status).toBe(200);
     } finally {
       await app.api.admin("DELETE", `/webhooks/${created.endpointId}`);
     }
