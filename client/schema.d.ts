@@ -7385,7 +7385,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an endpoint's secret
-         * @description Answers a new secret. The previous one keeps signing for 24 hours: meanwhile `webhook-signature` carries a signature by each (`v1,<new> v1,<old>`), so the receiver can switch without losing a delivery. Rotating again drops the oldest.
+         * @description Answers a new secret. Every secret rotated out keeps signing for 24 hours from its rotation, however many rotations follow: meanwhile `webhook-signature` carries one signature per valid secret, the new one first (`v1,<new> v1,<previous> …`), so a receiver holding any of them verifies every delivery and can switch without losing one. At most 4 rotated-out secrets sign at once: a rotation while 4 are within their 24 hours is refused with 409 CONFLICT (nothing changes; `Retry-After` says when the oldest lapses), rather than taking a secret back from a receiver before its 24 hours.
          */
         post: {
             parameters: {
@@ -7450,6 +7450,38 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "NOT_FOUND";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `CONFLICT`: The request conflicts with the current state (see the message). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "CONFLICT";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */

@@ -180,15 +180,20 @@ export const deadLetters = pgTable("dead_letters", {
   at: ts("at").notNull().defaultNow(),
 });
 
+/** A secret an endpoint rotated out: it keeps signing until `expiresAt` (ISO-8601, UTC). */
+export type RetiredSecret = { secret: string; expiresAt: string };
+
 /** The shop's webhook endpoints (src/webhooks/): where events go, which ones, and the signing secrets. */
 export const webhookEndpoints = pgTable("webhook_endpoints", {
   id: text("id").primaryKey(),
   url: text("url").notNull(),
   events: jsonb("events").$type<string[]>().notNull(),
   secret: text("secret").notNull(),
-  /** the secret before the last rotation, still signing until `previous_secret_expires_at` */
-  previousSecret: text("previous_secret"),
-  previousSecretExpiresAt: ts("previous_secret_expires_at"),
+  /**
+   * The secrets rotated out, oldest first, each still signing until its `expiresAt` (24 h after its
+   * rotation; src/webhooks/endpoint-store.ts keeps at most `MAX_RETIRED_SECRETS` valid ones).
+   */
+  retiredSecrets: jsonb("retired_secrets").$type<RetiredSecret[]>().notNull().default([]),
   createdAt: ts("created_at").notNull().defaultNow(),
 });
 
