@@ -302,6 +302,77 @@ describe("webhooks to the shop", () => {
     }
   });
 
+  it("the sweep announces no status a sale lost while it ran: versions follow the states they describe", async () => {
+    const endpoint = await register(["sale.live", "sale.sold_out"]);
+    const lock = await app.db.connect();
+    try {
+      const sale = await app.api.createSale({ stock: 2, perUserLimit: 3 });
+      await until("sale.live", () => typesOf(sale.saleId).includes("sale.live"));
+      // an adjustment in the sale's ledger: the sweep's reconciliation reads stock_adjustments for it
+      const adjusted = await app.api.call("POST", `/api/admin/sales/${sale.saleId}/stock`, {
+        token: ADMIN_TOKEN,
+        body: { delta: 1 },
+      });
+      expect(adjusted.status).toBe(200);
+      // the sweep reads every sale (this one live, 3 left), then waits in its reconciliation...
+      await lock.query("begin");
+      await lock.query("lock table stock_adjustments in access exclusive mode");
+      const sweeping = app.worker.scheduled();
+      const waiting = async () =>
+        Number(
+          (
+            await app.db.query(
+              "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%stock_adjustments%'",
+            )
+          ).rows[0]?.n,
+        ) > 0;
+      for (let i = 0; i < 100 && !(await waiting()); i++) await sleep(50);
+      expect(await waiting()).toBe(true);
+      // ...while the sale sells out, which the order write announces
+      expect((await app.api.buy(sale.productToken, "hook-gap", 3)).status).toBe(202);
+      await until("sale.sold_out", () => typesOf(sale.saleId).includes("sale.sold_out"));
+      await lock.query("rollback");
+      await sweeping;
+      await app.drain();
+      await sleep(500);
+      // the last version a receiver keeps is the sale as it is: sold out, nothing left
+      const events = eventsOf(sale.saleId);
+      expect(events.map((e) => e.type)).toEqual(["sale.live", "sale.sold_out"]);
+      expect(events.at(-1)?.data).toMatchObject({ status: "sold_out", remaining: 0 });
+    } finally {
+      await lock.query("rollback").catch(() => {});
+      lock.release();
+      await app.api.admin("DELETE", `/webhooks/${endpoint.endpointId}`);
+    }
+  });
+
+  it("concurrent pauses and resumes: the highest version describes the state the sale is left in", async () => {
+    const endpoint = await register(["sale.paused", "sale.resumed"]);
+    try {
+      const sale = await app.api.createSale({ stock: 5 });
+      for (let round = 0; round < 5; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            app.api.admin("POST", `/sales/${sale.saleId}/${i % 2 === 0 ? "pause" : "resume"}`),
+          ),
+        );
+        expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+        const final = await app.api.admin<{ status: string }>("GET", `/sales/${sale.saleId}`);
+        await app.drain();
+        await sleep(300);
+        const events = eventsOf(sale.saleId);
+        const versions = events.map((e) => e.version);
+        expect(new Set(versions).size).toBe(versions.length);
+        expect(
+          events.at(-1)?.data.status,
+          `round ${round}: ${JSON.stringify(events.map((e) => [e.type, e.version, e.data.status]))}`,
+        ).toBe(final.body.status);
+      }
+    } finally {
+      await app.api.admin("DELETE", `/webhooks/${endpoint.endpointId}`);
+    }
+  });
+
   it("a delivery QStash gave up on is a dead letter the operator replays", async () => {
     const endpoint = await register(["sale.paused"]);
     try {
