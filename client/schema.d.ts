@@ -10222,7 +10222,7 @@ export interface webhooks {
         put?: never;
         /**
          * sale.paused
-         * @description An operator paused the sale. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         * @description The sale was paused (by an operator, announced by the pause route; or by the reconciliation on a drift, announced by the minute sweep). A sale paused before it opens is announced paused when it opens. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
          */
         post: {
             parameters: {
@@ -10279,7 +10279,7 @@ export interface webhooks {
         put?: never;
         /**
          * sale.resumed
-         * @description An operator resumed the sale. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         * @description The paused sale takes buys again (live, or sold out: see `status`); announced by the resume route. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
          */
         post: {
             parameters: {
@@ -10450,7 +10450,7 @@ export interface webhooks {
         put?: never;
         /**
          * sale.stock_adjusted
-         * @description An operator added or removed stock. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         * @description An operator added or removed stock (`Sale` as read after the adjustment; units coming back to a sold-out sale also announce `sale.live`). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
          */
         post: {
             parameters: {
@@ -10561,7 +10561,7 @@ export interface components {
     schemas: {
         OrderEventData: components["schemas"]["Order"] & {
             /**
-             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one.
+             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one. A sale's versions follow the order of the states its events describe (each `Sale` is read at one instant, and a reading older than one already announced is not announced), so the highest version seen is the newest state.
              * @example 3
              */
             version: number;
@@ -10607,7 +10607,7 @@ export interface components {
         };
         SaleEventData: components["schemas"]["OperatorSale"] & {
             /**
-             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one.
+             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one. A sale's versions follow the order of the states its events describe (each `Sale` is read at one instant, and a reading older than one already announced is not announced), so the highest version seen is the newest state.
              * @example 3
              */
             version: number;
