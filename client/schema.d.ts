@@ -7385,7 +7385,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an endpoint's secret
-         * @description Answers a new secret. The previous one keeps signing for 24 hours: meanwhile `webhook-signature` carries a signature by each (`v1,<new> v1,<old>`), so the receiver can switch without losing a delivery. Rotating again drops the oldest.
+         * @description Answers a new secret. Every secret rotated out keeps signing for 24 hours from its rotation, however many rotations follow: meanwhile `webhook-signature` carries one signature per valid secret, the new one first (`v1,<new> v1,<previous> …`), so a receiver holding any of them verifies every delivery and can switch without losing one. At most 4 rotated-out secrets sign at once: a rotation while 4 are within their 24 hours is refused with 409 CONFLICT (nothing changes; `Retry-After` says when the oldest lapses), rather than taking a secret back from a receiver before its 24 hours.
          */
         post: {
             parameters: {
@@ -7450,6 +7450,38 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "NOT_FOUND";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description `CONFLICT`: The request conflicts with the current state (see the message). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "CONFLICT";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
@@ -10190,7 +10222,7 @@ export interface webhooks {
         put?: never;
         /**
          * sale.paused
-         * @description An operator paused the sale. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         * @description The sale was paused (by an operator, announced by the pause route; or by the reconciliation on a drift, announced by the minute sweep). A sale paused before it opens is announced paused when it opens. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
          */
         post: {
             parameters: {
@@ -10247,7 +10279,7 @@ export interface webhooks {
         put?: never;
         /**
          * sale.resumed
-         * @description An operator resumed the sale. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         * @description The paused sale takes buys again (live, or sold out: see `status`); announced by the resume route. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
          */
         post: {
             parameters: {
@@ -10418,7 +10450,7 @@ export interface webhooks {
         put?: never;
         /**
          * sale.stock_adjusted
-         * @description An operator added or removed stock. Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
+         * @description An operator added or removed stock (`Sale` as read after the adjustment; units coming back to a sold-out sale also announce `sale.live`). Delivered at least once (retried with backoff until the endpoint answers 2xx), signed as Standard Webhooks asks.
          */
         post: {
             parameters: {
@@ -10529,7 +10561,7 @@ export interface components {
     schemas: {
         OrderEventData: components["schemas"]["Order"] & {
             /**
-             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one.
+             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one. A sale's versions follow the order of the states its events describe (each `Sale` is read at one instant, and a reading older than one already announced is not announced), so the highest version seen is the newest state.
              * @example 3
              */
             version: number;
@@ -10575,7 +10607,7 @@ export interface components {
         };
         SaleEventData: components["schemas"]["OperatorSale"] & {
             /**
-             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one.
+             * @description Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one. A sale's versions follow the order of the states its events describe (each `Sale` is read at one instant, and a reading older than one already announced is not announced), so the highest version seen is the newest state.
              * @example 3
              */
             version: number;

@@ -75,5 +75,11 @@ export async function startWebhookReceiver(
   }
   const { endpointId, secret } = (await res.json()) as { endpointId: string; secret: string };
   verifier = new Webhook(secret);
-  return { url, endpointId, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  // every connection dropped at close: a client's pool may hold one it never sent a request on
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return { url, endpointId, close };
 }

@@ -10,7 +10,7 @@ import { orderSchema } from "./order-schemas";
 
 const version = z.int().min(1).openapi({
   description:
-    "Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one.",
+    "Increases with every change of the order (or sale): a receiver that has seen a higher version of the same order (or sale) drops this one. A sale's versions follow the order of the states its events describe (each `Sale` is read at one instant, and a reading older than one already announced is not announced), so the highest version seen is the newest state.",
   example: 3,
 });
 
@@ -29,12 +29,15 @@ const MEANING: Record<WebhookEventType, string> = {
     "A payment was refunded (one that landed after the order expired or was cancelled; version 4).",
   "sale.live":
     "The sale opened (or stock came back to a sold-out sale); announced at creation for a sale live at once, else by the minute sweep.",
-  "sale.paused": "An operator paused the sale.",
-  "sale.resumed": "An operator resumed the sale.",
+  "sale.paused":
+    "The sale was paused (by an operator, announced by the pause route; or by the reconciliation on a drift, announced by the minute sweep). A sale paused before it opens is announced paused when it opens.",
+  "sale.resumed":
+    "The paused sale takes buys again (live, or sold out: see `status`); announced by the resume route.",
   "sale.sold_out":
     "Nothing is left; announced by the order write that took the last unit (or the minute sweep).",
   "sale.ended": "The sale's window closed; announced by the minute sweep.",
-  "sale.stock_adjusted": "An operator added or removed stock.",
+  "sale.stock_adjusted":
+    "An operator added or removed stock (`Sale` as read after the adjustment; units coming back to a sold-out sale also announce `sale.live`).",
 };
 
 const headers = z.object({

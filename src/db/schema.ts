@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   bigserial,
   boolean,
   check,
@@ -180,15 +181,20 @@ export const deadLetters = pgTable("dead_letters", {
   at: ts("at").notNull().defaultNow(),
 });
 
+/** A secret an endpoint rotated out: it keeps signing until `expiresAt` (ISO-8601, UTC). */
+export type RetiredSecret = { secret: string; expiresAt: string };
+
 /** The shop's webhook endpoints (src/webhooks/): where events go, which ones, and the signing secrets. */
 export const webhookEndpoints = pgTable("webhook_endpoints", {
   id: text("id").primaryKey(),
   url: text("url").notNull(),
   events: jsonb("events").$type<string[]>().notNull(),
   secret: text("secret").notNull(),
-  /** the secret before the last rotation, still signing until `previous_secret_expires_at` */
-  previousSecret: text("previous_secret"),
-  previousSecretExpiresAt: ts("previous_secret_expires_at"),
+  /**
+   * The secrets rotated out, oldest first, each still signing until its `expiresAt` (24 h after its
+   * rotation; src/webhooks/endpoint-store.ts keeps at most `MAX_RETIRED_SECRETS` valid ones).
+   */
+  retiredSecrets: jsonb("retired_secrets").$type<RetiredSecret[]>().notNull().default([]),
   createdAt: ts("created_at").notNull().defaultNow(),
 });
 
@@ -208,10 +214,20 @@ export const webhookOutbox = pgTable(
   (t) => [index("webhook_outbox_created_idx").on(t.createdAt)],
 );
 
-/** Each sale's status as last announced to webhook endpoints (sale.live / sold_out / ended, by the sweep). */
+/**
+ * Each sale's status as last recorded for webhook endpoints (src/webhooks/sale-status.ts), from the newest
+ * read of the sale so far: a read older than `(epoch, stamp)` (src/webhooks/sale-snapshot.ts) changes
+ * nothing, so the sale events announced from its changes carry versions in the order of the states.
+ */
 export const webhookSaleStatus = pgTable("webhook_sale_status", {
   saleId: text("sale_id").primaryKey(),
   status: text("status").notNull(),
+  /** the status before the last read recorded (the same when that read found no change) */
+  previousStatus: text("previous_status"),
+  /** the Redis generation (sales.epoch) of the read recorded */
+  epoch: integer("epoch").notNull().default(0),
+  /** the read recorded: its place among the sale's reads in that generation */
+  stamp: bigint("stamp", { mode: "number" }).notNull().default(0),
 });
 
 /** The `version` of sale events: increasing, so a receiver can drop a stale one. */

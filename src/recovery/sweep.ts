@@ -39,8 +39,9 @@ export type SweepReport = {
  * 3. live sales (and those ended within the hour) are reconciled: Redis ledger against Postgres;
  * 4. unpaid orders well past their window (their timeout job is late or lost) are expired, and their
  *    checkouts closed at the provider;
- * 5. sales that opened, sold out or ended are announced to webhook endpoints, and webhook messages
- *    left in the outbox (a failed publish) are published.
+ * 5. sales that opened, sold out, ended or were paused by the reconciliation are announced to webhook
+ *    endpoints, each from a reading taken then (not the list read at the start: a status a sale lost
+ *    meanwhile is not announced), and webhook messages left in the outbox (a failed publish) are published.
  * 6. the waiting rooms of queue and draw sales are stepped (src/admission/tick.ts): where nobody
  *    watches or asks, lapsed admissions and returned units are still offered on.
  * Every runtime runs it from its own schedule (src/runtime/): Workers' Cron Trigger, `Deno.cron`, a timer on Bun.

@@ -14,7 +14,7 @@ import { forgetSaleList } from "../catalog/sale-store";
 import { deps } from "../context";
 import { ApiError, StoreUnavailableError } from "../errors";
 import { type AdjustmentResult, applyStockAdjustment } from "../sales/stock-adjustment";
-import { emitSaleEvent } from "../webhooks/emit";
+import { announceSale } from "../webhooks/sale-status";
 import { existingSale } from "./admin";
 
 const unavailable = errorResponses("UNAVAILABLE")[503] as ReturnType<typeof errorResponses>[number] & {
@@ -117,6 +117,6 @@ export const adminStockRoutes = apiRouter().openapi(adjustStockRoute, async (c) 
     d.now,
     "operator",
   );
-  await emitSaleEvent(d, "sale.stock_adjusted", adjusted);
+  await announceSale(d, sale.saleId, "sale.stock_adjusted");
   return c.json(adjusted, 200);
 });

@@ -16,7 +16,13 @@ import {
 import { deps } from "../context";
 import { ApiError } from "../errors";
 import { replayDeadLetter } from "../orders/dead-letter-replay";
-import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret } from "../webhooks/endpoint-store";
+import {
+  createEndpoint,
+  deleteEndpoint,
+  listEndpoints,
+  MAX_RETIRED_SECRETS,
+  rotateSecret,
+} from "../webhooks/endpoint-store";
 import { sendTestEvent } from "../webhooks/test-event";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
@@ -83,12 +89,11 @@ const rotateRoute = createRoute({
   method: "post",
   path: "/webhooks/{endpointId}/rotate",
   summary: "Rotate an endpoint's secret",
-  description:
-    "Answers a new secret. The previous one keeps signing for 24 hours: meanwhile `webhook-signature` carries a signature by each (`v1,<new> v1,<old>`), so the receiver can switch without losing a delivery. Rotating again drops the oldest.",
+  description: `Answers a new secret. Every secret rotated out keeps signing for 24 hours from its rotation, however many rotations follow: meanwhile \`webhook-signature\` carries one signature per valid secret, the new one first (\`v1,<new> v1,<previous> …\`), so a receiver holding any of them verifies every delivery and can switch without losing one. At most ${MAX_RETIRED_SECRETS} rotated-out secrets sign at once: a rotation while ${MAX_RETIRED_SECRETS} are within their 24 hours is refused with 409 CONFLICT (nothing changes; \`Retry-After\` says when the oldest lapses), rather than taking a secret back from a receiver before its 24 hours.`,
   request: byId,
   responses: {
     200: json("The new secret (shown this once).", rotatedSecretSchema),
-    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "CONFLICT", "UNAVAILABLE"),
   },
 });
 
@@ -123,9 +128,19 @@ export const adminWebhookRoutes = apiRouter()
     return c.json({ msgId }, 202);
   })
   .openapi(rotateRoute, async (c) => {
-    const secret = await rotateSecret(deps(c).db, c.req.valid("param").endpointId);
-    if (!secret) throw unknownEndpoint();
-    return c.json({ secret }, 200);
+    const outcome = await rotateSecret(deps(c).db, c.req.valid("param").endpointId);
+    switch (outcome.kind) {
+      case "rotated":
+        return c.json({ secret: outcome.secret }, 200);
+      case "unknown_endpoint":
+        throw unknownEndpoint();
+      case "too_many_retired":
+        throw new ApiError(
+          "CONFLICT",
+          `${MAX_RETIRED_SECRETS} rotated-out secrets of this endpoint still sign for their 24 hours; the oldest lapses at ${outcome.nextAt}. Rotate again then.`,
+          { retryAfterSeconds: outcome.retryAfterSeconds },
+        );
+    }
   })
   .openapi(replayRoute, async (c) => {
     const outcome = await replayDeadLetter(deps(c), c.req.valid("param").id);

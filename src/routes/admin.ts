@@ -16,8 +16,7 @@ import { type Deps, deps } from "../context";
 import { ApiError } from "../errors";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
 import { setSalePaused } from "../stock/pause";
-import { emitSaleEvent } from "../webhooks/emit";
-import { announceNewSale } from "../webhooks/sale-status";
+import { announceSaleChange } from "../webhooks/sale-status";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
 const sale = (description: string) => json(description, operatorSaleSchema);
@@ -101,9 +100,8 @@ async function setPaused(d: Deps, saleId: string, paused: boolean): Promise<Oper
   await setSalePausedInDb(d.db, found.saleId, paused);
   await setSalePaused(d.redis, found.saleId, paused);
   forgetSaleList(d.memory);
-  const view = toSaleView({ ...found, paused }, d.now, "operator");
-  await emitSaleEvent(d, paused ? "sale.paused" : "sale.resumed", view);
-  return view;
+  await announceSaleChange(d, found.saleId);
+  return toSaleView({ ...found, paused }, d.now, "operator");
 }
 
 /**
@@ -122,7 +120,7 @@ export const adminRoutes = apiRouter()
     const outcome = await createSale(d, c.req.valid("json"));
     if (outcome.kind !== "created") throw refusal(outcome);
     forgetSaleList(d.memory);
-    await announceNewSale(d, outcome.sale);
+    await announceSaleChange(d, outcome.sale.saleId);
     return c.json(toSaleView(outcome.sale, d.now, "operator"), 201);
   })
   .openapi(getSale, async (c) => {

@@ -12,6 +12,8 @@ export function saleKeys(saleId: string) {
     orders: `${p}:orders`,
     outbox: `${p}:outbox`,
     timeline: `${p}:timeline`,
+    /** counter: one more with each read a sale's webhook event describes (src/webhooks/sale-snapshot.ts) */
+    eventReads: `${p}:event-reads`,
     /** where the incremental reconciliation stopped: its ledger cursor and its last order checked */
     reconcile: `${p}:reconcile`,
     /** the waiting room of a queue or draw sale (src/admission/): its state, tickets, line and admissions */

@@ -94,5 +94,6 @@ export type RedisPipeline = {
   zrem(key: string, ...members: string[]): RedisPipeline;
   hincrby(key: string, field: string, increment: number): RedisPipeline;
   expire(key: string, seconds: number): RedisPipeline;
+  time(): RedisPipeline;
   exec<T extends unknown[] = unknown[]>(): Promise<T>;
 };

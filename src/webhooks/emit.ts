@@ -1,42 +1,83 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import type { WebhookDeps } from "../services";
-import type { WebhookEventType } from "./event-types";
+import type { OutboxEntry, WebhookEventType } from "./event-types";
 import { outboxColumn, outboxOf } from "./outbox-sql";
-import { publishOutbox } from "./publish";
 
 /** The sale events, each announcing the operator `Sale` it carries. */
 export type SaleEventType = Extract<WebhookEventType, `sale.${string}`>;
 
+/** A read of a sale to record: its place among the sale's reads, the status to record, the `Sale` it shows. */
+export type SaleReading = {
+  saleId: string;
+  epoch: number;
+  stamp: number;
+  status: string;
+  sale: Record<string, unknown>;
+};
+
+/** What recording a reading came to: `recorded` false when a newer reading was recorded first. */
+export type RecordedReading = { recorded: boolean; entries: OutboxEntry[] };
+
 /**
- * Announces a change of a sale to the endpoints subscribed to `type`: `data` is the operator `Sale`
- * plus `version` (from one Postgres sequence, so later changes carry higher versions), written to the
- * outbox and published at once. One statement; with no endpoint subscribed nothing is written or
- * published. Never throws for a failed publish (the sweep publishes leftovers); a database failure
- * is thrown, after the change it reports is done: callers run it after their change.
+ * The event a change of the recorded status announces (`s` the new status, `p` the one before): paused
+ * and resumed, live (opening, or units back after selling out), sold out, ended; none otherwise.
+ */
+const derivedType = sql`case
+    when up.status = up.previous_status then null
+    when up.status = 'paused' then 'sale.paused'
+    when up.previous_status = 'paused' and up.status in ('live', 'sold_out') then 'sale.resumed'
+    when up.status = 'live' then 'sale.live'
+    when up.status = 'sold_out' then 'sale.sold_out'
+    when up.status = 'ended' then 'sale.ended'
+  end`;
+
+/**
+ * Records a reading of a sale in `webhook_sale_status` and writes the events it announces to the outbox,
+ * in one statement. Only a reading newer than the one recorded is taken (`(epoch, stamp)` higher; never
+ * away from `ended`, never back to `upcoming`): its status change announces {@link derivedType}, and
+ * `type` (e.g. `sale.stock_adjusted`) is announced with it. Each event's `version` is taken from the
+ * `webhook_versions` sequence after the sale's row is locked, so versions follow the readings' order,
+ * which is the order of the states they show. With no endpoint subscribed nothing is written to the
+ * outbox. A database failure is thrown.
  *
  * @example
- * await emitSaleEvent(deps, "sale.paused", toSaleView(sale, now, "operator"));
+ * const { recorded, entries } = await recordSaleReading(deps, reading, "sale.stock_adjusted");
  */
-export async function emitSaleEvent(
+export async function recordSaleReading(
   deps: WebhookDeps,
-  type: SaleEventType,
-  sale: { saleId: string } & Record<string, unknown>,
-): Promise<void> {
+  reading: SaleReading,
+  type: SaleEventType | null = null,
+): Promise<RecordedReading> {
+  const { saleId, epoch, stamp, status } = reading;
   const result = await withDb(() =>
     deps.db.execute<Record<string, unknown>>(sql`
-      with v as (select nextval('webhook_versions') as version),
+      with up as (
+        insert into webhook_sale_status as w (sale_id, status, epoch, stamp)
+        values (${saleId}, ${status}, ${epoch}, ${stamp})
+        on conflict (sale_id) do update
+          set status = excluded.status, previous_status = w.status, epoch = excluded.epoch, stamp = excluded.stamp
+          where (w.epoch, w.stamp) < (excluded.epoch, excluded.stamp) and w.status <> 'ended'
+            and (excluded.status <> 'upcoming' or w.status = 'upcoming')
+        returning status, previous_status
+      ),
+      k as (
+        select ${type}::text as type, 1 as ord from up where ${type}::text is not null
+        union all
+        select ${derivedType}, 2 from up
+      ),
+      v as (select type, nextval('webhook_versions') as version from (select * from k where type is not null order by ord) o),
       ob as (
         insert into webhook_outbox (endpoint_id, msg_id, event)
-        select e.id, 'msg_' || ${sale.saleId}::text || '_' || v.version,
-          jsonb_build_object('type', ${type}::text,
+        select e.id, 'msg_' || ${saleId}::text || '_' || v.version,
+          jsonb_build_object('type', v.type,
             'timestamp', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-            'data', ${JSON.stringify(sale)}::jsonb || jsonb_build_object('version', v.version))
-        from webhook_endpoints e cross join v where e.events @> jsonb_build_array(${type}::text)
-        order by e.id
+            'data', ${JSON.stringify(reading.sale)}::jsonb || jsonb_build_object('version', v.version))
+        from v join webhook_endpoints e on e.events @> jsonb_build_array(v.type)
+        order by v.version, e.id
         returning id, endpoint_id, msg_id, event
       )
-      select ${outboxColumn(sql`ob`)} from v`),
+      select (select count(*) from up)::int as recorded, ${outboxColumn(sql`ob`)}`),
   );
-  await publishOutbox(deps, outboxOf(result.rows));
+  return { recorded: Number(result.rows[0]?.recorded) > 0, entries: outboxOf(result.rows) };
 }

@@ -1,4 +1,4 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
 import { webhookEndpoints } from "../db/schema";
 import type { WebhookEventType } from "./event-types";
@@ -59,6 +59,9 @@ export async function deleteEndpoint(db: Db, endpointId: string): Promise<boolea
   return rows.length > 0;
 }
 
+/** A rotated-out secret still valid at the database's clock (a JSON element `r` of `retired_secrets`). */
+const stillValid = sql`(r ->> 'expiresAt')::timestamptz > now()`;
+
 /** The endpoint and the secrets valid at the database's clock, or null when there is none. */
 export async function signingEndpoint(db: Db, endpointId: string): Promise<SigningEndpoint | null> {
   if (!ID_SHAPE.test(endpointId)) return null;
@@ -66,7 +69,10 @@ export async function signingEndpoint(db: Db, endpointId: string): Promise<Signi
     db
       .select({
         row: webhookEndpoints,
-        previousValid: sql<boolean>`coalesce(${webhookEndpoints.previousSecretExpiresAt} > now(), false)`,
+        retired: sql<
+          string[] | string
+        >`coalesce((select jsonb_agg(r ->> 'secret' order by (r ->> 'expiresAt')::timestamptz desc)
+          from jsonb_array_elements(${webhookEndpoints.retiredSecrets}) r where ${stillValid}), '[]'::jsonb)`,
       })
       .from(webhookEndpoints)
       .where(eq(webhookEndpoints.id, endpointId)),
@@ -74,28 +80,66 @@ export async function signingEndpoint(db: Db, endpointId: string): Promise<Signi
   const found = rows[0];
   if (!found) return null;
   const { row } = found;
-  const previousValid = found.previousValid === true || String(found.previousValid) === "true";
-  const secrets = [row.secret, ...(previousValid && row.previousSecret ? [row.previousSecret] : [])];
-  return { endpointId: row.id, url: row.url, events: row.events, secrets };
+  const retired = (typeof found.retired === "string" ? JSON.parse(found.retired) : found.retired) as string[];
+  return { endpointId: row.id, url: row.url, events: row.events, secrets: [row.secret, ...retired] };
 }
 
 /**
- * Gives the endpoint a new secret; the one it had keeps signing for 24 hours (deliveries carry both
- * signatures meanwhile). Null when there is no such endpoint.
+ * How many rotated-out secrets may sign at once. A rotation beyond that within their 24 hours is refused
+ * rather than dropping the oldest: every secret handed out keeps the 24 hours it was promised, and a
+ * delivery carries at most 5 signatures (one HMAC each per message).
  */
-export async function rotateSecret(db: Db, endpointId: string): Promise<string | null> {
-  if (!ID_SHAPE.test(endpointId)) return null;
+export const MAX_RETIRED_SECRETS = 4;
+
+/** What a rotation came to: the new secret, or why there is none. */
+export type RotateOutcome =
+  | { kind: "rotated"; secret: string }
+  | { kind: "unknown_endpoint" }
+  /** {@link MAX_RETIRED_SECRETS} still valid: the oldest lapses at `nextAt` (ISO-8601) */
+  | { kind: "too_many_retired"; nextAt: string; retryAfterSeconds: number };
+
+/**
+ * Gives the endpoint a new secret; the one it had keeps signing for 24 hours, as does every secret rotated
+ * out before it (deliveries carry a signature by each meanwhile). Lapsed secrets are forgotten here. One
+ * statement, so concurrent rotations each retire the secret they replace.
+ */
+export async function rotateSecret(db: Db, endpointId: string): Promise<RotateOutcome> {
+  if (!ID_SHAPE.test(endpointId)) return { kind: "unknown_endpoint" };
   const secret = newSecret();
+  const kept = sql`coalesce((select jsonb_agg(r order by (r ->> 'expiresAt')::timestamptz)
+    from jsonb_array_elements(${webhookEndpoints.retiredSecrets}) r where ${stillValid}), '[]'::jsonb)`;
+  const expiresAt = sql`to_char((now() + make_interval(secs => ${ROTATION_OVERLAP_MS / 1000})) at time zone 'UTC',
+    'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   const rows = await withDb(() =>
     db
       .update(webhookEndpoints)
       .set({
-        previousSecret: sql`${webhookEndpoints.secret}`,
-        previousSecretExpiresAt: sql`now() + make_interval(secs => ${ROTATION_OVERLAP_MS / 1000})`,
+        retiredSecrets: sql`${kept} || jsonb_build_array(jsonb_build_object('secret', ${webhookEndpoints.secret}::text, 'expiresAt', ${expiresAt}))`,
         secret,
       })
-      .where(eq(webhookEndpoints.id, endpointId))
+      .where(
+        and(eq(webhookEndpoints.id, endpointId), sql`jsonb_array_length(${kept}) < ${MAX_RETIRED_SECRETS}`),
+      )
       .returning({ id: webhookEndpoints.id }),
   );
-  return rows.length > 0 ? secret : null;
+  if (rows.length > 0) return { kind: "rotated", secret };
+  const [full] = await withDb(() =>
+    db
+      .select({
+        nextAt: sql<
+          string | null
+        >`(select min(r ->> 'expiresAt') from jsonb_array_elements(${webhookEndpoints.retiredSecrets}) r where ${stillValid})`,
+        seconds: sql<
+          number | string | null
+        >`(select extract(epoch from min((r ->> 'expiresAt')::timestamptz) - now())
+          from jsonb_array_elements(${webhookEndpoints.retiredSecrets}) r where ${stillValid})`,
+      })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.id, endpointId)),
+  );
+  if (!full) return { kind: "unknown_endpoint" };
+  // the oldest lapsed between the two statements: there is room now
+  if (full.nextAt === null) return rotateSecret(db, endpointId);
+  const retryAfterSeconds = Math.max(1, Math.ceil(Number(full.seconds)));
+  return { kind: "too_many_retired", nextAt: full.nextAt, retryAfterSeconds };
 }

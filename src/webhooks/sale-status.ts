@@ -1,79 +1,115 @@
-import { sql } from "drizzle-orm";
-import { type SaleRecord, toSaleView } from "../catalog/sale-record";
-import { readSale } from "../catalog/sale-store";
+import { inArray } from "drizzle-orm";
+import { type SaleRecord, saleStatus, toSaleView } from "../catalog/sale-record";
 import { withDb } from "../db/client";
+import { webhookSaleStatus } from "../db/schema";
 import type { LifecycleDeps, WebhookDeps } from "../services";
-import { emitSaleEvent, type SaleEventType } from "./emit";
+import type { RedisStore as Redis } from "../stores/redis-store";
+import { recordSaleReading, type SaleEventType } from "./emit";
+import { publishOutbox } from "./publish";
+import { readSaleSnapshot } from "./sale-snapshot";
 
-/** The event a change of a sale's status (as the clock and its stock make it) announces, if any. */
-function eventFor(previous: string | null, status: string): SaleEventType | null {
-  if (status === "live" && (previous === null || previous === "upcoming" || previous === "sold_out"))
-    return "sale.live";
-  if (status === "sold_out") return "sale.sold_out";
-  if (status === "ended") return "sale.ended";
-  return null;
+type AnnounceDeps = WebhookDeps & { redis: Redis };
+
+/** How often an explicit event is read again when newer readings keep being recorded first. */
+const READS_PER_EVENT = 3;
+
+/**
+ * The status recorded for announcements: the sale's, except that a rebuild's quiet period is not an
+ * operator's pause (it is announced as nothing).
+ */
+const statusToRecord = (sale: SaleRecord, now: number) => saleStatus({ ...sale, recoveringUntil: 0 }, now);
+
+/**
+ * Announces a sale as Redis holds it now: reads it ({@link readSaleSnapshot}: its state, the store's time
+ * and the read's stamp at one instant), then records that reading and writes the events it announces in
+ * one statement ({@link recordSaleReading}): a status change (paused, resumed, live, sold out, ended) and
+ * `type` if given. A reading older than one already recorded announces nothing (the newer one said
+ * what changed), so a sale's events carry versions in the order of the states they describe; an
+ * explicit `type` is then read again, and its event describes a state that includes its change.
+ * Publishes what was written. Returns how many events were written; a store failure is thrown.
+ *
+ * @example
+ * await announceSale(deps, saleId, "sale.stock_adjusted"); // after the adjustment is applied
+ */
+export async function announceSale(
+  deps: AnnounceDeps,
+  saleId: string,
+  type: SaleEventType | null = null,
+): Promise<number> {
+  for (let read = 0; read < READS_PER_EVENT; read++) {
+    const snapshot = await readSaleSnapshot(deps.redis, saleId);
+    if (!snapshot) return 0;
+    const { sale, at, epoch, stamp } = snapshot;
+    const { recorded, entries } = await recordSaleReading(
+      deps,
+      { saleId, epoch, stamp, status: statusToRecord(sale, at), sale: toSaleView(sale, at, "operator") },
+      type,
+    );
+    await publishOutbox(deps, entries);
+    if (recorded || type === null) return new Set(entries.map((e) => e.msgId)).size;
+  }
+  console.warn(`webhooks: ${type} of sale ${saleId} not announced: newer readings kept being recorded first`);
+  return 0;
+}
+
+/** {@link announceSale} that never throws (the minute sweep announces the status changes it missed). */
+async function announceOrLeave(deps: AnnounceDeps, saleId: string, what: string): Promise<number> {
+  try {
+    return await announceSale(deps, saleId);
+  } catch (error) {
+    console.warn(`webhooks: ${what} of sale ${saleId} left to the sweep:`, error);
+    return 0;
+  }
 }
 
 /**
- * The sweep's step for the statuses no request changes: a sale opening (`sale.live`, also when stock
- * comes back to a sold-out sale), selling out (`sale.sold_out`) and ending (`sale.ended`). Each sale's
- * status as last announced is kept in Postgres; one statement records the statuses now and answers
- * those that changed, which are announced (to subscribed endpoints only). Runs once a minute, from any
- * process, so an announcement lags the change by at most a minute and is made once whichever process
- * sees it first. Paused and resumed are announced by the operator's routes. Returns how many changed.
+ * The sweep's step for the status changes no request announces: a sale opening (`sale.live`, also when
+ * units come back to a sold-out sale), selling out, ending, or paused by the reconciliation. `sales` is
+ * the sweep's early read: a sale whose status there differs from the one recorded (one query for all)
+ * is read again now and announced from that reading, so a status the sale lost in between (it sold out
+ * while the sweep ran) is never announced. Runs once a minute, from any process: an announcement lags
+ * the change by at most a minute, and is made once whichever process sees it first. Returns how many
+ * events were written.
  */
 export async function announceSaleStatuses(
-  deps: WebhookDeps & { now: number },
+  deps: AnnounceDeps & { now: number },
   sales: SaleRecord[],
 ): Promise<number> {
   if (sales.length === 0) return 0;
-  const views = new Map(sales.map((s) => [s.saleId, toSaleView(s, deps.now, "operator")]));
-  const input = JSON.stringify([...views.values()].map((v) => ({ sale_id: v.saleId, status: v.status })));
-  const result = await withDb(() =>
-    deps.db.execute<{ sale_id: string; status: string; previous: string | null }>(sql`
-      with input as (select * from jsonb_to_recordset(${input}::jsonb) as x(sale_id text, status text)),
-      old as (select w.sale_id, w.status from webhook_sale_status w join input using (sale_id)),
-      up as (
-        insert into webhook_sale_status (sale_id, status) select sale_id, status from input order by sale_id
-        on conflict (sale_id) do update set status = excluded.status
-        where webhook_sale_status.status <> excluded.status
-        returning sale_id, status
-      )
-      select up.sale_id, up.status, old.status as previous from up left join old using (sale_id)`),
+  const rows = await withDb(() =>
+    deps.db
+      .select({ saleId: webhookSaleStatus.saleId, status: webhookSaleStatus.status })
+      .from(webhookSaleStatus)
+      .where(
+        inArray(
+          webhookSaleStatus.saleId,
+          sales.map((s) => s.saleId),
+        ),
+      ),
   );
-  for (const row of result.rows) {
-    const type = eventFor(row.previous, row.status);
-    const view = views.get(row.sale_id);
-    if (type && view) await emitSaleEvent(deps, type, view);
+  const recorded = new Map(rows.map((r) => [r.saleId, r.status]));
+  let announced = 0;
+  for (const sale of sales) {
+    if (recorded.get(sale.saleId) === statusToRecord(sale, deps.now)) continue;
+    announced += await announceSale(deps, sale.saleId);
   }
-  return result.rows.length;
+  return announced;
 }
 
 /**
- * {@link announceSaleStatuses} for sales an order write just left with no units (the order-write job), so
- * `sale.sold_out` goes out within moments rather than at the next sweep: one Redis read and one statement
+ * {@link announceSale} for sales an order write just left with no units (the order-write job), so
+ * `sale.sold_out` goes out within moments rather than at the next sweep: one MULTI and one statement
  * per sale, only when a batch takes a sale to zero. Never throws: the sweep announces what this missed.
  */
 export async function announceSoldOut(deps: LifecycleDeps, saleIds: string[]): Promise<void> {
-  if (saleIds.length === 0) return;
-  try {
-    const sales = (await Promise.all(saleIds.map((id) => readSale(deps.redis, id)))).filter(
-      (s): s is SaleRecord => s !== null,
-    );
-    await announceSaleStatuses(deps, sales);
-  } catch (error) {
-    console.warn("webhooks: sold-out announcement left to the sweep:", error);
-  }
+  for (const saleId of saleIds) await announceOrLeave(deps, saleId, "sold-out announcement");
 }
 
 /**
- * {@link announceSaleStatuses} for a sale just created: live at once (`sale.live` now), or upcoming
- * (recorded, so the sweep announces it live when it opens). Never throws: the sweep does it otherwise.
+ * {@link announceSale} for a sale just created (live at once: `sale.live` now; upcoming: recorded, so
+ * the sweep announces it live when it opens), or just paused or resumed by the operator. Never throws:
+ * the sweep announces the status change otherwise.
  */
-export async function announceNewSale(deps: WebhookDeps & { now: number }, sale: SaleRecord): Promise<void> {
-  try {
-    await announceSaleStatuses(deps, [sale]);
-  } catch (error) {
-    console.warn("webhooks: new sale's announcement left to the sweep:", error);
-  }
+export async function announceSaleChange(deps: AnnounceDeps, saleId: string): Promise<void> {
+  await announceOrLeave(deps, saleId, "announcement");
 }

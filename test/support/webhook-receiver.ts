@@ -73,7 +73,16 @@ export async function startWebhookReceiver() {
     },
     /** Deliveries answered 2xx (verified, endpoint up). */
     accepted: () => deliveries.filter((d) => d.answered < 300),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /**
+     * Stops listening and drops every connection: an HTTP client may hold one it opened and never sent a
+     * request on (Deno's pool does under concurrent deliveries), which `close` alone waits for until
+     * Node's headers timeout.
+     */
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE "webhook_endpoints" ADD COLUMN "retired_secrets" jsonb DEFAULT '[]'::jsonb NOT NULL;
