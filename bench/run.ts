@@ -30,6 +30,7 @@ import { pipelineAlonePhase, probePhase } from "./phases/probe-phase";
 import { projectFigures, projectPhase, warmUp } from "./phases/project-phase";
 import { type RealtimeResult, realtimePhase } from "./phases/realtime-phase";
 import { finishRuntimes, parseRuntimes } from "./phases/runtimes-output";
+import { printFanout, webhookFanoutPhase } from "./phases/webhook-fanout";
 import { type WorkersOptions, workersBench } from "./phases/workers-bench";
 import { renderChart } from "./report/chart";
 import { printRealtime } from "./report/realtime-report";
@@ -142,6 +143,23 @@ async function main(): Promise<number> {
       await writeFile(
         join(args.out, "latest-floor.json"),
         `${JSON.stringify({ loadAverage: loadAverage(), ...floor }, null, 2)}\n`,
+      );
+    }
+    if (!skip.has("webhooks")) {
+      log("\nwebhook fan-out: in-stock buys with 0, 1 and 3 endpoints, on Bun (bench/webhook-fanout.ts)");
+      const fanout = await webhookFanoutPhase(env, {
+        runtime: "bun",
+        endpoints: [0, 1, 3],
+        seconds: Number(args["floor-seconds"]),
+        connections: options.concurrency,
+        tokens: Number(args["floor-tokens"]),
+        out: args.out,
+        log,
+      });
+      printFanout(fanout, log);
+      await writeFile(
+        join(args.out, "latest-webhooks.json"),
+        `${JSON.stringify({ loadAverage: loadAverage(), rows: fanout }, null, 2)}\n`,
       );
     }
     if (!skip.has("flood")) {

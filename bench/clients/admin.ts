@@ -35,5 +35,15 @@ export function operator(baseUrl: string, adminToken: string) {
     stats: (saleId: string) => call<SaleStats>("GET", `/sales/${saleId}/stats`),
     /** Adds (or removes) units of a live sale. */
     adjust: (saleId: string, delta: number) => call<unknown>("POST", `/sales/${saleId}/stock`, { delta }),
+    /** Registers a webhook endpoint for `events`; resolves its id. */
+    addWebhook: async (url: string, events: string[]) =>
+      (await call<{ endpointId: string }>("POST", "/webhooks", { url, events })).endpointId,
+    removeWebhook: async (endpointId: string) => {
+      const res = await fetch(`${baseUrl}/api/admin/webhooks/${endpointId}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      if (res.status !== 204) throw new Error(`DELETE /api/admin/webhooks/${endpointId}: ${res.status}`);
+    },
   };
 }
