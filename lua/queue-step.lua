@@ -176,6 +176,11 @@ if sealed then
   end
   redis.call("HSET", KEYS[4], "frontier", frontier, "cutoff", cutoff, "held", held)
   freeNow = free
+  -- a room rebuilt after a loss does not know what its earlier admissions still take: nothing is free
+  -- for a verdict (will_get) until they have run out
+  if now < tonumber(roomFlags[2] or "0") then
+    freeNow = math.min(free, 0)
+  end
 end
 
 local ticket = ""

@@ -1,4 +1,4 @@
-import { jwtVerify, SignJWT } from "jose";
+import { errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../env";
 
 /** What an admission grants: `units` of sale `saleId` to `userId`, until `expiresAt` (ms). */
@@ -53,20 +53,50 @@ export async function verifyAdmission(
   token: string | null | undefined,
   at: { saleId: string; userId: string; now: number },
 ): Promise<Admission | null> {
-  if (!token || token.length > 2048) return null;
-  try {
-    const { payload } = await jwtVerify(token, await keyOf(config), {
+  const read = await readAdmission(config, token, at);
+  return read.kind === "admitted" ? read.admission : null;
+}
+
+/**
+ * What an `Admission` header holds for `userId` and `saleId` at `now`: a running admission; one this
+ * engine signed for them that has lapsed (a keyed retry may still be owed its first answer); or
+ * nothing of theirs (missing, forged, another sale's or shopper's). No store is asked.
+ */
+export async function readAdmission(
+  config: Pick<Config, "ADMISSION_SECRET" | "JWT_SECRET">,
+  token: string | null | undefined,
+  at: { saleId: string; userId: string; now: number },
+): Promise<{ kind: "admitted"; admission: Admission } | { kind: "lapsed" } | { kind: "none" }> {
+  if (!token || token.length > 2048) return { kind: "none" };
+  const key = await keyOf(config);
+  const verify = (asOf: number) =>
+    jwtVerify(token, key, {
       algorithms: ["HS256"],
       typ: TYPE,
       audience: `sale:${at.saleId}`,
       subject: at.userId,
-      currentDate: new Date(at.now),
+      currentDate: new Date(asOf),
     });
-    const { tid, units, until } = payload;
-    if (typeof until !== "number" || until <= at.now) return null;
-    if (typeof units !== "number" || !Number.isInteger(units) || units < 1) return null;
-    return { saleId: at.saleId, userId: at.userId, ticketId: String(tid), units, expiresAt: until };
-  } catch {
-    return null;
+  let payload: JWTPayload;
+  try {
+    payload = (await verify(at.now)).payload;
+  } catch (error) {
+    if (!(error instanceof errors.JWTExpired)) return { kind: "none" };
+    // lapsed: checked again as of its last valid moment, so its signature, sale and shopper still count
+    const until = (error.payload as JWTPayload).until;
+    if (typeof until !== "number" || !Number.isFinite(until)) return { kind: "none" };
+    try {
+      payload = (await verify(Math.min(at.now, until - 1))).payload;
+    } catch {
+      return { kind: "none" };
+    }
   }
+  const { tid, units, until } = payload;
+  if (typeof until !== "number" || typeof units !== "number" || !Number.isInteger(units) || units < 1)
+    return { kind: "none" };
+  if (until <= at.now) return { kind: "lapsed" };
+  return {
+    kind: "admitted",
+    admission: { saleId: at.saleId, userId: at.userId, ticketId: String(tid), units, expiresAt: until },
+  };
 }

@@ -1,5 +1,5 @@
 import { admissionModeOf } from "../admission/admission-mode";
-import { verifyAdmission } from "../admission/admission-token";
+import { readAdmission } from "../admission/admission-token";
 import { CatalogMissingError, resolveProductToken } from "../catalog/catalog";
 import { StoreUnavailableError } from "../errors";
 import { newOrderId } from "../ids";
@@ -60,11 +60,13 @@ export async function attemptPurchase(d: Deps, input: BuyInput): Promise<BuyOutc
   const { userId, idempotencyKey } = input;
   let admittedUnits: number | undefined;
   if ((await admissionModeOf(d, saleId)) !== "open") {
-    const admission = await verifyAdmission(config, input.admission, { saleId, userId, now });
-    // without an admission a keyed retry may still be owed its first answer (a 202 lost on the way):
-    // the script gives that back, or NOT_ADMITTED, changing nothing (one command, keyed attempts only)
-    if (!admission && idempotencyKey === null) return { kind: "not_admitted" };
-    admittedUnits = admission ? admission.units : -1;
+    const admission = await readAdmission(config, input.admission, { saleId, userId, now });
+    // a keyed retry under an admission of theirs that lapsed may still be owed its first answer (a 202
+    // lost on the way): the script gives that back, or NOT_ADMITTED, changing nothing; anything else
+    // is refused here, without a store command
+    if (admission.kind === "admitted") admittedUnits = admission.admission.units;
+    else if (admission.kind === "lapsed" && idempotencyKey !== null) admittedUnits = -1;
+    else return { kind: "not_admitted" };
   }
   const keyed = idempotencyKey === null ? undefined : { userId, idempotencyKey };
   // an admission holds its units: a sale remembered sold out (maybe before a unit of theirs came back,

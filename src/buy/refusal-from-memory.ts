@@ -22,6 +22,7 @@ export function refusalFromMemory(
   d: MemoryRefusalDeps,
   productToken: string,
   localNow: number,
+  opts: { admitted?: boolean } = {},
 ): "unknown_product" | "sold_out" | null {
   const { config, memory } = d;
   const saleId = resolveFromMemory(memory, productToken, {
@@ -29,7 +30,8 @@ export function refusalFromMemory(
     refreshMs: config.CATALOG_REFRESH_MS,
   });
   if (saleId === null) return "unknown_product";
-  if (saleId === undefined) return null;
+  // an admitted buy (an Admission header) has its units held: the sold-out memory says nothing of them
+  if (saleId === undefined || opts.admitted) return null;
   const now = storeNowFromMemory(memory, localNow, config.STORE_CLOCK_REFRESH_MS);
   if (now === null || !memory.soldOut.knows(saleId, now)) return null;
   countSoldOutFromMemory(d, saleId, now);

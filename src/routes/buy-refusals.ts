@@ -91,20 +91,21 @@ function buyTokenOf(req: Request): string | null {
  */
 export function buyFrontDoor(
   req: Request,
-  services: Services,
+  services: () => Services,
   defer: Defer,
   options: FrontDoorOptions,
 ): Promise<Response | null> | null {
   const productToken = buyTokenOf(req);
   // not a buy (every other request pays one regular expression here), or a token to decode: the app's
   if (productToken === null || productToken.includes("%")) return null;
-  return refuseFromMemory(req, productToken, services, defer, options);
+  return refuseFromMemory(req, productToken, services, defer, options).catch(() => null);
 }
 
+/** The front door's work; anything it cannot decide, or that fails, is the app's (it answers or renders the error). */
 async function refuseFromMemory(
   req: Request,
   productToken: string,
-  services: Services,
+  servicesOf: () => Services,
   defer: Defer,
   options: FrontDoorOptions,
 ): Promise<Response | null> {
@@ -127,6 +128,7 @@ async function refuseFromMemory(
   if (text !== "" && !plainQuantity(parseOrUndefined(text))) return null;
   const token = BEARER.exec(headers.get("Authorization") ?? "")?.[1];
   if (!token) return null;
+  const services = servicesOf();
   const now = services.clock();
   const verdict = verifyShopperToken(
     token,
@@ -136,7 +138,9 @@ async function refuseFromMemory(
   );
   if (!verdict.ok) return null;
   const { config, memory, redis } = services;
-  const refused = refusalFromMemory({ config, memory, redis, defer }, productToken, now);
+  const refused = refusalFromMemory({ config, memory, redis, defer }, productToken, now, {
+    admitted: headers.has("Admission"),
+  });
   if (!refused) return null;
   return respond(ANSWERS[refused], options.reuseResponses);
 }

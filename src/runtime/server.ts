@@ -54,7 +54,7 @@ export function createServerEngine(
     settings,
     /** A buy refused from memory at the front door (src/routes/buy-refusals.ts), anything else by the app. */
     fetch: (request: Request, info: SocketInfo) => {
-      const door = buyFrontDoor(request, services, tasks.defer, { reuseResponses: true });
+      const door = buyFrontDoor(request, () => services, tasks.defer, { reuseResponses: true });
       return door ? door.then((answer) => answer ?? app.fetch(request, info)) : app.fetch(request, info);
     },
     runScheduled: scheduled.run,

@@ -24,9 +24,14 @@ const app = createApp({
  */
 export default {
   fetch(request, env, ctx) {
-    const door = buyFrontDoor(request, servicesOf(env), (task) => ctx.waitUntil(task), {
-      reuseResponses: false, // a Response belongs to its request in workerd
-    });
+    const door = buyFrontDoor(
+      request,
+      () => servicesOf(env),
+      (task) => ctx.waitUntil(task),
+      {
+        reuseResponses: false, // a Response belongs to its request in workerd
+      },
+    );
     return door
       ? door.then((answer) => answer ?? app.fetch(request, env, ctx))
       : app.fetch(request, env, ctx);

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const queueStepScript = defineScript(
   "queue-step",
   queueStepLua,
-  "41809aceb775d532f7d39f7c3ce5d2bd0d421a60",
+  "d74b228a142462ef1477bd71fac5e312c9dfc893",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */

@@ -63,6 +63,14 @@ describe("a keyed buy replayed after the admission ended", () => {
     await new Promise((r) => setTimeout(r, 2000));
     const again = await app.api.buy(sale.productToken, "replayer", 1, headers);
     expect([again.status, again.body.orderId]).toEqual([202, first.body.orderId]);
+    // a forged admission with a key costs no store command: only a lapsed admission of theirs is looked up
+    const before = await commandCounts(app.redis);
+    const forged = await app.api.buy(sale.productToken, "replayer", 1, {
+      Admission: `${token.slice(0, -4)}AAAA`,
+      "Idempotency-Key": "lost-answer",
+    });
+    expect([forged.status, errorCode(forged.body)]).toEqual([403, "NOT_ADMITTED"]);
+    expect(commandDelta(before, await commandCounts(app.redis))).toEqual({});
     // another key without an admission has no first answer: 403, and nothing reserved or counted
     const stock = await app.redis.get(`sale:{s:${sale.saleId}}:stock`);
     const other = await app.api.buy(sale.productToken, "replayer", 1, {

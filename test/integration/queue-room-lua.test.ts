@@ -269,6 +269,8 @@ describe("queue-step.lua: a Redis loss during a queue sale", () => {
     await seal(lostAt);
     const again = await step(lostAt, { read: last, paid: 0 });
     expect(again.ticket?.s).toBe("w");
+    // and nothing counts as free for a verdict meanwhile (the old admissions may still take it)
+    expect(again.free).toBeLessThanOrEqual(0);
     // the shopper admitted before the loss still finds its unit
     expect((await buy(winner, 1, lostAt + 1_000, r1.h))[0]).toBe(1);
     // and the room admits again once the old admissions ran out

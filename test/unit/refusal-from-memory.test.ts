@@ -39,6 +39,9 @@ describe("a buy's refusals from memory (routes/buy-refusals.ts)", () => {
     expect(refusalFromMemory(d, TOKEN, NOW)).toBeNull();
     memory.soldOut.mark("sale-1", NOW, 1_000);
     expect(refusalFromMemory(d, TOKEN, NOW + 999)).toBe("sold_out");
+    // an admitted buy's units are held: never a 410 from memory, but an unknown product is still 404
+    expect(refusalFromMemory(d, TOKEN, NOW + 999, { admitted: true })).toBeNull();
+    expect(refusalFromMemory(d, OTHER, NOW + 999, { admitted: true })).toBe("unknown_product");
     expect(memory.soldOutAnswers.pending.get("sale-1")?.size).toBe(1);
   });
 
