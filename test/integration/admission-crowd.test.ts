@@ -27,25 +27,6 @@ async function me(saleId: string, userId: string) {
   ).body;
 }
 
-describe("units that come back more than once", () => {
-  it("a unit whose admissions lapse one after another is offered to the next waiter every time", async () => {
-    const sale = await app.api.createSale({ admission: "queue", stock: 1, perUserLimit: 1 });
-    const users = ["r0", "r1", "r2", "r3"];
-    for (const u of users) expect((await join(sale.saleId, u)).status).toBe(200);
-    const told = new Map<string, Set<string>>(users.map((u) => [u, new Set()]));
-    // nobody buys: the one unit passes from admission to admission; the operator's view ticks the room
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      await app.api.admin("GET", `/sales/${sale.saleId}/queue`);
-      for (const u of users) told.get(u)?.add((await me(sale.saleId, u)).verdict);
-      if (told.get("r3")?.has("admitted")) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(users.map((u) => told.get(u)?.has("admitted"))).toEqual([true, true, true, true]);
-    for (const u of users) expect(told.get(u)?.has("will_not_get"), u).toBe(false);
-  });
-});
-
 describe("the seal under a crowd", () => {
   it("the shoppers who look at the start do not all read and rank the line: one seals, the others wait for it", async () => {
     const startsAt = Date.now() + 3_000;

@@ -82,41 +82,6 @@ describe("a keyed buy replayed after the admission ended", () => {
   });
 });
 
-describe("the seal at the start", () => {
-  // README: "The seal is O(tickets before the start) once". Without the seal's lease every join, read,
-  // tick and draw read arriving between the start and the first seal's end read the whole line
-  // (queue-line.lua: one HGET per ticket) and ranked it (one SHA-256 per ticket): 30 readers at the
-  // start of a 1,200-ticket room cost 37,420 HGETs; N waiters polling, N × tickets commands inside
-  // Redis at the sale's busiest moment.
-  it("reads the line once, however many shoppers look at the start", async () => {
-    const tickets = 1200;
-    const startsAt = Date.now() + 20_000;
-    const sale = await app.api.createSale({
-      admission: "queue",
-      stock: 10,
-      perUserLimit: 1,
-      startsAt: new Date(startsAt).toISOString(),
-    });
-    const users = Array.from({ length: tickets }, (_, i) => `h${i}`);
-    for (let i = 0; i < users.length; i += 50) {
-      const batch = users.slice(i, i + 50);
-      const joined = await Promise.all(batch.map((u) => join(sale.saleId, u)));
-      for (const r of joined) expect(r.status).toBe(200);
-    }
-    expect(Date.now()).toBeLessThan(startsAt - 500);
-    const readers = await Promise.all(users.slice(0, 30).map((u) => shopperToken(u)));
-    await new Promise((r) => setTimeout(r, startsAt - Date.now() + 50));
-    const before = await commandCounts(app.redis);
-    const reads = await Promise.all(
-      readers.map((token) => app.api.call("GET", `/api/sales/${sale.saleId}/queue/me`, { token })),
-    );
-    for (const r of reads) expect(r.status).toBe(200);
-    const delta = commandDelta(before, await commandCounts(app.redis));
-    // one seal: queue-line's HGET per ticket, queue-seal's HGET per ticket, a few per step
-    expect(delta.hget ?? 0).toBeLessThan(2 * tickets + 200);
-  });
-});
-
 describe("an admitted buy and the sold-out memory", () => {
   // README: "A unit an admitted shopper cancels stays theirs until their admission ends (they may buy
   // again meanwhile)" and "an admitted buy never fails for stock". A process that saw the sale sell out
