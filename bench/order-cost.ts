@@ -12,12 +12,12 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Redis } from "ioredis";
 import pg from "pg";
 import type { ServerRuntimeName } from "../local/server-runtime";
 import { operator } from "./clients/admin";
 import { runWrk, writeTokens } from "./clients/wrk";
-import { cpuMicros, treeCpuMicros } from "./measure/proc";
+import { type StackCpu, stackCpu } from "./measure/proc";
+import { type RedisSnapshot, RedisStats } from "./measure/redis-stats";
 import { loadAverage } from "./measure/run-meta";
 import { startEngine } from "./setup/engine-server";
 import { startEnvironment } from "./setup/environment";
@@ -35,23 +35,13 @@ const { values: args } = parseArgs({
   },
 });
 
-type Cpu = { engine: number; redis: number; postgres: number; self: number };
-
-async function commandStats(redis: Redis): Promise<Map<string, number>> {
-  const info = await redis.info("commandstats");
-  const out = new Map<string, number>();
-  for (const m of info.matchAll(/^cmdstat_(\S+?):calls=(\d+),usec=(\d+)/gm))
-    out.set(m[1] as string, Number(m[2]));
-  return out;
-}
-
 async function main(): Promise<void> {
   const log = (line: string) => console.log(line);
   const env = await startEnvironment(log, { worker: false });
   const dir = join(import.meta.dirname, "output", "order-cost");
   await mkdir(dir, { recursive: true });
   const engine = await startEngine(env, args.runtime as ServerRuntimeName, (l) => log(`  engine: ${l}`));
-  const redis = new Redis(env.redisUrl);
+  const redis = new RedisStats(env.redisUrl);
   const db = new pg.Client({ connectionString: env.databaseUrl });
   await db.connect();
   try {
@@ -65,15 +55,7 @@ async function main(): Promise<void> {
       `oc-${Date.now().toString(36)}`,
       Number(args.tokens),
     );
-    const cpu = (): Cpu => {
-      const u = process.cpuUsage();
-      return {
-        engine: cpuMicros(engine.child.pid ?? 0),
-        redis: env.pids.redis ? cpuMicros(env.pids.redis) : 0,
-        postgres: env.pids.postgres ? treeCpuMicros(env.pids.postgres) : 0,
-        self: u.user + u.system,
-      };
-    };
+    const cpu = () => stackCpu(engine.child.pid ?? 0, env.pids);
     const control = (what: "pause" | "resume") =>
       fetch(`${env.qstashUrl}/__local/${what}`, {
         method: "POST",
@@ -87,7 +69,7 @@ async function main(): Promise<void> {
     await db.query("select pg_stat_statements_reset()");
     // 1. the buy requests alone: deliveries held, so the engine answers and publishes, nothing is written
     if (args.split) await control("pause");
-    const r0 = await commandStats(redis);
+    const r0 = await redis.snapshot();
     const a = cpu();
     const wrk = await runWrk(
       {
@@ -103,7 +85,7 @@ async function main(): Promise<void> {
     );
     await new Promise((r) => setTimeout(r, 500)); // the last publish batches go out
     const b = cpu();
-    const r1 = await commandStats(redis);
+    const r1 = await redis.snapshot();
     // 2. the order pipeline: deliveries released (or, unsplit, the last batches landing)
     if (args.split) await control("resume");
     const admitted = wrk.requests - wrk.non2xx;
@@ -111,12 +93,12 @@ async function main(): Promise<void> {
     while ((await orderCount()) < admitted && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
     const c = cpu();
-    const r2 = await commandStats(redis);
+    const r2 = await redis.snapshot();
     const orders = await orderCount();
     const per = (d: number) => (d / Math.max(1, orders)).toFixed(1);
-    const row = (name: string, x: Cpu, y: Cpu) =>
+    const row = (name: string, x: StackCpu, y: StackCpu) =>
       log(
-        `  ${name.padEnd(22)} engine ${per(y.engine - x.engine)} · redis ${per(y.redis - x.redis)} · postgres ${per(y.postgres - x.postgres)} · bench+qstash ${per(y.self - x.self)} · total ${per(y.engine - x.engine + y.redis - x.redis + y.postgres - x.postgres + y.self - x.self)}`,
+        `  ${name.padEnd(22)} engine ${per(y.server - x.server)} · redis ${per(y.redis - x.redis)} · postgres ${per(y.postgres - x.postgres)} · bench+qstash ${per(y.self - x.self)} · total ${per(y.server - x.server + y.redis - x.redis + y.postgres - x.postgres + y.self - x.self)}`,
       );
     log(
       `\n${args.runtime}: ${wrk.requests} requests (${wrk.reqPerSec}/s, p99 ${(wrk.p99Us / 1000).toFixed(1)} ms), ${orders} orders written`,
@@ -127,12 +109,17 @@ async function main(): Promise<void> {
       row("order pipeline", b, c);
     }
     row("all", a, c);
-    const perCommand = (from: Map<string, number>, to: Map<string, number>) =>
-      [...to]
-        .map(([name, calls]) => [name, (calls - (from.get(name) ?? 0)) / Math.max(1, orders)] as const)
-        .filter(([, v]) => v > 0)
-        .map(([name, v]) => `${name} ${v.toFixed(3)}`)
+    const perCommand = (from: RedisSnapshot, to: RedisSnapshot) => {
+      const d = RedisStats.delta(from, to);
+      const calls = {
+        evalsha: d.scripts.calls,
+        ...Object.fromEntries(Object.entries(d.other).map(([n, c]) => [n, c.calls])),
+      };
+      return Object.entries(calls)
+        .filter(([, n]) => n > 0)
+        .map(([name, n]) => `${name} ${(n / Math.max(1, orders)).toFixed(3)}`)
         .join(", ");
+    };
     log(`\nRedis commands per order, buy requests: ${perCommand(r0, r1)}`);
     log(`Redis commands per order, pipeline: ${perCommand(r1, r2)}`);
     const top = await db.query<{ query: string; calls: string; ms: string; rows: string }>(
@@ -146,7 +133,7 @@ async function main(): Promise<void> {
       );
     log(`\nload average ${loadAverage()}`);
   } finally {
-    redis.disconnect();
+    await redis.close();
     await db.end();
     await engine.stop();
     await env.stop();

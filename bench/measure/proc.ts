@@ -142,3 +142,23 @@ export function findWorkerd(port: number): number | null {
 export function processName(pid: number): string | null {
   return stat(pid)?.comm ?? null;
 }
+
+/** CPU µs so far of the processes an order crosses: a server, redis-server, Postgres (its tree), and this process (the stand-ins). */
+export type StackCpu = { server: number; redis: number; postgres: number; self: number };
+
+/**
+ * Reads {@link StackCpu} for the server `pid` and the stack's redis-server and Postgres pids (0 or null:
+ * not measured).
+ *
+ * @example
+ * const a = stackCpu(engine.child.pid, env.pids); … const b = stackCpu(engine.child.pid, env.pids);
+ */
+export function stackCpu(pid: number, pids: { redis: number | null; postgres: number | null }): StackCpu {
+  const u = process.cpuUsage();
+  return {
+    server: cpuMicros(pid),
+    redis: pids.redis ? cpuMicros(pids.redis) : 0,
+    postgres: pids.postgres ? treeCpuMicros(pids.postgres) : 0,
+    self: u.user + u.system,
+  };
+}

@@ -14,7 +14,7 @@ import { mkdir } from "node:fs/promises";
 import { operator } from "../clients/admin";
 import { shopperToken } from "../clients/jwt";
 import { runWrk, type WrkResult, writeTokens } from "../clients/wrk";
-import { cpuMicros, treeCpuMicros } from "../measure/proc";
+import { stackCpu } from "../measure/proc";
 import type { BenchEnvironment } from "../setup/environment";
 
 /** What the rows need: the stack, how long each path runs and with how many connections. */
@@ -45,17 +45,7 @@ export type FloorRow = {
 /** Where a server under test runs and how to read its CPU. */
 export type FloorTarget = { name: string; url: string; pid: number; admin: boolean };
 
-type Cpu = { server: number; redis: number; postgres: number; self: number };
-
-function readCpu(ctx: FloorContext, pid: number): Cpu {
-  const u = process.cpuUsage();
-  return {
-    server: cpuMicros(pid),
-    redis: ctx.env.pids.redis ? cpuMicros(ctx.env.pids.redis) : 0,
-    postgres: ctx.env.pids.postgres ? treeCpuMicros(ctx.env.pids.postgres) : 0,
-    self: u.user + u.system,
-  };
-}
+const readCpu = (ctx: FloorContext, pid: number) => stackCpu(pid, ctx.env.pids);
 
 /** Messages the QStash stand-in took so far (its local state route). */
 async function published(ctx: FloorContext): Promise<number> {

@@ -14,12 +14,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import pg from "pg";
 import type { ServerRuntimeName } from "../../local/server-runtime";
 import { operator } from "../clients/admin";
 import { runWrk, writeTokens } from "../clients/wrk";
-import { cpuMicros, treeCpuMicros } from "../measure/proc";
+import { stackCpu } from "../measure/proc";
+import { RedisStats } from "../measure/redis-stats";
 import { startEngine } from "../setup/engine-server";
 import type { BenchEnvironment } from "../setup/environment";
 
@@ -53,13 +53,6 @@ const ORDER_EVENTS = [
   "order.cancelled",
 ];
 
-async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const m of (await redis.info("commandstats")).matchAll(/^cmdstat_(\S+?):calls=(\d+)/gm))
-    out.set(m[1] as string, Number(m[2]));
-  return out;
-}
-
 /** A shop's endpoint that takes every delivery (204) and counts them. */
 async function startCountingReceiver(): Promise<{ url: string; count(): number; close(): Promise<void> }> {
   let received = 0;
@@ -91,7 +84,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
 /** The rounds, one per endpoint count, on one engine. */
 export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions): Promise<FanoutRow[]> {
   const engine = await startEngine(env, o.runtime, (l) => o.log(`  engine: ${l}`));
-  const redis = new Redis(env.redisUrl);
+  const redis = new RedisStats(env.redisUrl);
   const db = new pg.Client({ connectionString: env.databaseUrl });
   await db.connect();
   const receiver = await startCountingReceiver();
@@ -111,7 +104,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
     }
   } finally {
     await receiver.close();
-    redis.disconnect();
+    await redis.close();
     await db.end();
     await engine.stop();
   }
@@ -125,15 +118,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
       `wh${endpoints}-${Date.now().toString(36)}`,
       o.tokens,
     );
-    const cpu = () => {
-      const u = process.cpuUsage();
-      return {
-        engine: cpuMicros(engine.child.pid ?? 0),
-        redis: env.pids.redis ? cpuMicros(env.pids.redis) : 0,
-        postgres: env.pids.postgres ? treeCpuMicros(env.pids.postgres) : 0,
-        qstash: u.user + u.system,
-      };
-    };
+    const cpu = () => stackCpu(engine.child.pid ?? 0, env.pids);
     const published = async () => (await qstash("state", "GET")).counters?.published ?? 0;
     const written = async () =>
       Number(
@@ -143,7 +128,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
     const delivered0 = receiver.count();
     const m0 = await published();
     await qstash("pause");
-    const r0 = await commandCalls(redis);
+    const r0 = await redis.snapshot();
     const a = cpu();
     const wrk = await runWrk(
       {
@@ -158,7 +143,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
       join(o.out, "wrk"),
     );
     await new Promise((r) => setTimeout(r, 300)); // the last publish batches
-    const r1 = await commandCalls(redis);
+    const r1 = await redis.snapshot();
     await qstash("resume");
     const admitted = wrk.requests - wrk.non2xx;
     await waitFor(async () => (await written()) >= admitted, 120_000);
@@ -167,14 +152,15 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
     const b = cpu();
     const orders = await written();
     const per = (d: number) => Math.round((d / Math.max(1, orders)) * 10) / 10;
-    const commands = [...r1].reduce((n, [name, calls]) => n + calls - (r0.get(name) ?? 0), 0);
-    const evalsha = (r1.get("evalsha") ?? 0) - (r0.get("evalsha") ?? 0);
+    const d = RedisStats.delta(r0, r1);
+    const commands = d.scripts.calls + d.otherCalls;
+    const evalsha = d.scripts.calls;
     const cpuRow = {
-      engine: per(b.engine - a.engine),
+      engine: per(b.server - a.server),
       redis: per(b.redis - a.redis),
       postgres: per(b.postgres - a.postgres),
-      qstash: per(b.qstash - a.qstash),
-      total: per(b.engine - a.engine + b.redis - a.redis + b.postgres - a.postgres + b.qstash - a.qstash),
+      qstash: per(b.self - a.self),
+      total: per(b.server - a.server + b.redis - a.redis + b.postgres - a.postgres + b.self - a.self),
     };
     return {
       endpoints,
