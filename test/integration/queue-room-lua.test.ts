@@ -1,10 +1,9 @@
 import type { Redis } from "ioredis";
 import { beforeEach, describe, expect, it } from "vitest";
-import { drawOrder, entriesHash, sortedEntries } from "../../src/admission/draw";
 import { saleKeys } from "../../src/stock/keys";
 import type { StoredTicket } from "../../src/stock/queue-step";
 import { reserveScriptCall } from "../../src/stock/reserve-call";
-import { initSale, lua, restore } from "../support/lua";
+import { initSale, lua, restore, sealRoom } from "../support/lua";
 import { redisServerForFile } from "../support/redis-per-file";
 
 /*
@@ -69,21 +68,8 @@ async function step(now: number, o: { join?: string; read?: string; paid?: numbe
   };
 }
 
-/** The seal as src/admission/room.ts does it: queue-line.lua, the draw's order, queue-seal.lua. */
-async function seal(now: number) {
-  const k = saleKeys(saleId);
-  const line = (await redis.eval(lua("queue-line"), 3, k.room, k.tickets, k.line)) as (string | number)[];
-  if (Number(line[0]) !== 1) return Number(line[0]);
-  const count = Number(line[2]);
-  const users = line.slice(3, 3 + count).map(String);
-  const ids = line.slice(3 + count).map(String);
-  const userOf = new Map(ids.map((id, i) => [id, users[i] ?? ""]));
-  const entries = sortedEntries(ids);
-  const ranked = (await drawOrder(String(line[1]), entries)).map((id) => userOf.get(id) ?? "");
-  const keys = [k.room, k.tickets, k.line, k.late, k.entries];
-  const args = [now, await entriesHash(entries), JSON.stringify(entries), ...ranked];
-  return Number(await redis.eval(lua("queue-seal"), keys.length, ...keys, ...args.map(String)));
-}
+/** The seal as src/admission/room.ts does it (test/support/lua.ts). */
+const seal = (now: number) => sealRoom(redis, saleId, now);
 
 async function ticketOf(userId: string): Promise<StoredTicket> {
   return JSON.parse((await redis.hget(saleKeys(saleId).tickets, userId)) ?? "null") as StoredTicket;

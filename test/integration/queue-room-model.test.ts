@@ -1,11 +1,10 @@
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { drawOrder, entriesHash, sortedEntries } from "../../src/admission/draw";
 import { saleKeys } from "../../src/stock/keys";
 import type { StoredTicket } from "../../src/stock/queue-step";
 import { reserveScriptCall } from "../../src/stock/reserve-call";
-import { initSale, lua, restore } from "../support/lua";
+import { initSale, lua, restore, sealRoom } from "../support/lua";
 import { redisServerForFile } from "../support/redis-per-file";
 
 /*
@@ -83,22 +82,7 @@ describe("the waiting room against random interleavings", () => {
             frontier = Number(r[2]);
             if (Number(r[3]) >= 0) minCutoff = Math.min(minCutoff, Number(r[3]));
           };
-          const seal = async () => {
-            const line = (await redis.eval(lua("queue-line"), 3, k.room, k.tickets, k.line)) as (
-              | string
-              | number
-            )[];
-            if (Number(line[0]) !== 1) return;
-            const count = Number(line[2]);
-            const users = line.slice(3, 3 + count).map(String);
-            const ids = line.slice(3 + count).map(String);
-            const userOf = new Map(ids.map((id, i) => [id, users[i] ?? ""]));
-            const entries = sortedEntries(ids);
-            const ranked = (await drawOrder(String(line[1]), entries)).map((id) => userOf.get(id) ?? "");
-            const keys = [k.room, k.tickets, k.line, k.late, k.entries];
-            const args = [now, await entriesHash(entries), JSON.stringify(entries), ...ranked];
-            await redis.eval(lua("queue-seal"), keys.length, ...keys, ...args.map(String));
-          };
+          const seal = () => sealRoom(redis, saleId, now);
           const paidReadings: number[] = [];
           const paidUnits = () => orders.filter((o) => o.state === "paid").reduce((s, o) => s + o.q, 0);
           const ticketOf = async (u: string) => {
