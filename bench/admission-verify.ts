@@ -5,8 +5,8 @@
  * (workerd: `MICRO_ONLY=altcha-verify,admission-verify npx tsx bench/micro.ts`.)
  */
 import { createChallenge } from "altcha-lib/v1";
-import { signAdmission, verifyAdmission } from "../src/admission/admission-token";
-import { solvesJoinChallenge } from "../src/admission/challenge";
+import { signAdmission, verifyAdmission } from "../src/room/admission-token";
+import { solvesJoinChallenge } from "../src/room/challenge";
 
 const JWT_SECRET = "bench-secret-bench-secret";
 const config = {

@@ -21,10 +21,10 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import pg from "pg";
 import { migrate } from "../local/migrate";
 import { startPostgres } from "../local/postgres-process";
+import type { SqlStore } from "../src/db/sql-store";
 import { writeOrders } from "../src/orders/order-writes";
 import type { QueuedOrder } from "../src/stock/queued-order";
 import { connectPostgresTcp } from "../src/stores/postgres-tcp";
-import type { SqlStore } from "../src/stores/sql-store";
 import { loadAverage } from "./measure/run-meta";
 
 const { values: args } = parseArgs({

@@ -16,9 +16,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { ServerRuntimeName } from "../local/server-runtime";
 import { loadAverage } from "./measure/run-meta";
-import { CROWD_VARS, type CrowdResult, roomCrowdPhase } from "./phases/room-crowd";
-import { roomWaitersPhase, type WaitersRow } from "./phases/room-waiters";
-import { printRoom } from "./report/room-report";
+import { CROWD_VARS, roomCrowdPhase } from "./phases/room-crowd";
+import { roomWaitersPhase } from "./phases/room-waiters";
+import { printRoom, type RoomResult } from "./report/room-report";
 import { startEngine } from "./setup/engine-server";
 import { type BenchEnvironment, startEnvironment } from "./setup/environment";
 
@@ -33,12 +33,6 @@ export type RoomOptions = {
   out: string;
   log: (line: string) => void;
 };
-export type RoomResult = {
-  runtime: string;
-  loadAverage: { atStart: number[]; afterWaiters?: number[]; atEnd: number[] };
-  waiters: WaitersRow[];
-  crowd: CrowdResult | null;
-};
 
 /** Limits out of the way (every shopper is its own token and address), room for 20,000 ticket streams. */
 const ROOM_VARS = {
@@ -47,6 +41,7 @@ const ROOM_VARS = {
   RATE_LIMIT_USER_PER_WINDOW: "1000",
   RATE_LIMIT_IP_PER_WINDOW: "100000",
   REALTIME_MAX_ORDER_STREAMS: "20000",
+  REALTIME_MAX_TICKET_STREAMS: "20000",
 };
 
 /** Both phases, each on its own engine process; `skip` may hold "waiters" and "crowd". */

@@ -6,7 +6,8 @@
  * latest.svg, and exits non-zero when the invariant does not hold. Then the per-path rows with wrk for
  * every runtime (bench/phases/floor-runtimes.ts, `--skip floor` leaves them out), the shopper floods, the
  * operator figures by size and the waiting room's waiters and crowd on Bun (bench/room.ts, `--skip
- * roomwaiters,roomcrowd`). See bench/README.md.
+ * roomwaiters,roomcrowd`), and the drops on the worker: a one-line buy's CPU against a single-variant sale
+ * and the drop crowd of 100,000 carts (bench/drop-crowd.ts, `--skip dropcost,drop`). See bench/README.md.
  *
  * @example
  * npm run bench                                  # 100,000 users, 50 connections
@@ -16,6 +17,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { LoadClient } from "./clients/load-client";
+import { dropPhases } from "./drop-crowd";
 import { checkInvariant } from "./measure/checks";
 import type { BenchResult } from "./measure/measures";
 import { Meter } from "./measure/meter";
@@ -31,13 +33,13 @@ import { projectFigures, projectPhase, warmUp } from "./phases/project-phase";
 import { type RealtimeResult, realtimePhase } from "./phases/realtime-phase";
 import { finishRuntimes, parseRuntimes } from "./phases/runtimes-output";
 import { printFanout, webhookFanoutPhase } from "./phases/webhook-fanout";
-import { type WorkersOptions, workersBench } from "./phases/workers-bench";
+import { type WorkersBench, type WorkersOptions, workersBench } from "./phases/workers-bench";
 import { renderChart } from "./report/chart";
 import { printRealtime } from "./report/realtime-report";
 import { printReport } from "./report/report";
 import { summarizeResult } from "./report/summary";
 import { roomPhases } from "./room";
-import { type BenchEnvironment, startEnvironment } from "./setup/environment";
+import { startEnvironment } from "./setup/environment";
 import { floodPhase } from "./shopper-flood";
 
 const { values: args } = parseArgs({
@@ -61,6 +63,8 @@ const { values: args } = parseArgs({
     "scale-sizes": { type: "string", default: SCALE_DEFAULTS.sizes },
     "room-waiters": { type: "string", default: "10,1000,10000" },
     "room-shoppers": { type: "string", default: "100000" },
+    "drop-shoppers": { type: "string", default: "100000" },
+    "drop-window": { type: "string", default: "60" },
     out: { type: "string", default: join(import.meta.dirname, "output") },
   },
 });
@@ -91,8 +95,9 @@ async function main(): Promise<number> {
   try {
     await pg.open();
     const meter = new Meter(env, redis, pg);
-    const result: (BenchResult & { realtime?: RealtimeResult }) | null = runtimes.workers
-      ? await benchmark(env, load, meter)
+    const bench = runtimes.workers ? await workersBench({ env, load, meter, options, log }) : null;
+    const result: (BenchResult & { realtime?: RealtimeResult }) | null = bench
+      ? await benchmark(bench)
       : null;
     if (result && !skip.has("realtime")) {
       log(`\n[7/7] realtime: ${args.watchers} SSE watchers of one sale while buys take its 1,000 units`);
@@ -113,6 +118,19 @@ async function main(): Promise<number> {
           log,
         },
       );
+    }
+    let dropOk = true;
+    if (bench && (!skip.has("drop") || !skip.has("dropcost"))) {
+      log("\ndrops: a one-line buy against a single-variant sale, then the drop crowd (bench/drop-crowd.ts)");
+      dropOk = await dropPhases(bench, {
+        shoppers: Number(args["drop-shoppers"]),
+        units: 100,
+        paymentWindowSeconds: Number(args["drop-window"]),
+        costRounds: 9,
+        costCalls: 1_000,
+        skip: new Set([...(skip.has("drop") ? ["crowd"] : []), ...(skip.has("dropcost") ? ["cost"] : [])]),
+        out: args.out,
+      });
     }
     await mkdir(args.out, { recursive: true });
     if (result) {
@@ -200,7 +218,7 @@ async function main(): Promise<number> {
       });
       roomOk = (room.crowd?.violations.length ?? 0) === 0 && room.waiters.every((w) => w.frontierBack === 0);
     }
-    return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk && roomOk ? 0 : 1;
+    return (result?.checks.every((c) => c.ok) ?? true) && runtimesOk && roomOk && dropOk ? 0 : 1;
   } finally {
     load.stop();
     await redis.close();
@@ -213,8 +231,8 @@ async function main(): Promise<number> {
  * The worker's rows, phase after phase (bench/README.md, "What runs"); `--skip` leaves phases out. The
  * invariant is checked from the operator's stats, Postgres and the answers the crowd got.
  */
-async function benchmark(env: BenchEnvironment, load: LoadClient, meter: Meter): Promise<BenchResult> {
-  const bench = await workersBench({ env, load, meter, options, log });
+async function benchmark(bench: WorkersBench): Promise<BenchResult> {
+  const { env, meter } = bench;
   const cold = skip.has("coldburst") ? null : await coldBurstPhase(bench);
   await warmUp(bench);
   const project = await projectPhase(bench);

@@ -39,16 +39,20 @@ export function operatorClient(options: EngineOptions, adminToken: Credential) {
       toResult(await api.POST("/api/admin/sales/{saleId}/pause", path(saleId))),
     resume: async (saleId: string): Promise<Result<OperatorSale>> =>
       toResult(await api.POST("/api/admin/sales/{saleId}/resume", path(saleId))),
-    /** Grows or shrinks the stock, applied once under `idempotencyKey` (a new one unless given) however often retried. */
+    /**
+     * Grows or shrinks the stock, applied once under `idempotencyKey` (a new one unless given) however often
+     * retried; `variantId` names the variant (required on a sale of several variants).
+     */
     adjustStock: async (
       saleId: string,
       delta: number,
       idempotencyKey: string = crypto.randomUUID(),
+      variantId?: string,
     ): Promise<Result<OperatorSale>> =>
       toResult(
         await api.POST("/api/admin/sales/{saleId}/stock", {
           params: { path: { saleId }, header: { "Idempotency-Key": idempotencyKey } },
-          body: { delta },
+          body: variantId === undefined ? { delta } : { delta, variantId },
         }),
       ),
   };

@@ -104,14 +104,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -136,14 +145,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -168,14 +186,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -202,14 +229,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -283,14 +319,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -317,14 +362,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -349,14 +403,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -381,14 +444,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -415,14 +487,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -446,7 +527,7 @@ export interface paths {
         };
         /**
          * The shopper's ticket, live
-         * @description `event: ticket` with the shopper's Ticket at once, then on every change of its fields: position, frontier, verdict, wait, and the admission once admitted. The server steps each watched room once per refresh, whatever the number of waiters. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Counted in the order streams' budget (per shopper).
+         * @description `event: ticket` with the shopper's Ticket at once, then on every change of its fields: position, frontier, verdict, wait, and the admission once admitted. The server steps each watched room once per refresh, whatever the number of waiters. `EventSource` cannot send the `Authorization` header: read it with `fetch`. Counted in the ticket streams' budget (per shopper), apart from the order streams'.
          */
         get: {
             parameters: {
@@ -496,14 +577,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -532,14 +622,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -566,14 +665,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -598,14 +706,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -630,14 +747,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -664,14 +790,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -738,14 +873,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -770,14 +914,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -802,14 +955,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -836,14 +998,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -868,14 +1039,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -900,14 +1080,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -934,14 +1123,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1014,14 +1212,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1046,14 +1253,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1078,14 +1294,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1110,14 +1335,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1148,14 +1382,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1182,14 +1425,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1214,14 +1466,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1246,14 +1507,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1280,14 +1550,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1352,14 +1631,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1388,14 +1676,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1422,14 +1719,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1454,14 +1760,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1486,14 +1801,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1520,14 +1844,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1594,14 +1927,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1626,14 +1968,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1660,14 +2011,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1692,14 +2052,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1724,14 +2093,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1758,14 +2136,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1849,14 +2236,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1881,14 +2277,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1913,14 +2318,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -1947,14 +2361,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2039,14 +2462,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2073,14 +2505,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2105,14 +2546,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2137,14 +2587,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2171,14 +2630,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2236,7 +2704,11 @@ export interface paths {
                         "application/json": components["schemas"]["BuyAccepted"];
                     };
                 };
-                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                /**
+                 * @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range.
+                 *
+                 *     `UNKNOWN_VARIANT`: The sale has no variant with this id (`variantId`); nothing was reserved.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2245,7 +2717,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "INVALID_REQUEST";
+                                code: "INVALID_REQUEST" | "UNKNOWN_VARIANT";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
@@ -2256,14 +2728,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2288,14 +2769,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2320,14 +2810,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2352,14 +2851,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2375,7 +2883,7 @@ export interface paths {
                  *
                  *     `LIMIT_EXCEEDED`: More units than the shopper may still buy (`mayStillBuy`).
                  *
-                 *     `INSUFFICIENT_STOCK`: Some stock is left, less than asked (`remaining`).
+                 *     `INSUFFICIENT_STOCK`: Some stock is left, less than asked (`remaining`; for a cart, `variants` names every short line with what its variant has left).
                  */
                 409: {
                     headers: {
@@ -2396,14 +2904,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2428,14 +2945,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2462,14 +2988,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2494,14 +3029,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2526,14 +3070,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2560,14 +3113,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2639,14 +3201,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2671,14 +3242,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2705,14 +3285,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2737,14 +3326,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2769,14 +3367,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2803,14 +3410,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2877,14 +3493,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2909,14 +3534,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2943,14 +3577,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -2975,14 +3618,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3007,14 +3659,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3041,14 +3702,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3121,14 +3791,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3153,14 +3832,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3185,14 +3873,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3227,14 +3924,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3261,14 +3967,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3293,14 +4008,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3325,14 +4049,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3359,14 +4092,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3433,14 +4175,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3465,14 +4216,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3503,14 +4263,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3537,14 +4306,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3569,14 +4347,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3601,14 +4388,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3635,14 +4431,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3709,14 +4514,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3741,14 +4555,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3783,14 +4606,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3817,14 +4649,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3849,14 +4690,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3881,14 +4731,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3915,14 +4774,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -3986,14 +4854,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4018,14 +4895,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4050,14 +4936,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4084,14 +4979,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4160,14 +5064,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4192,14 +5105,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4224,14 +5146,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4256,14 +5187,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4290,14 +5230,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4361,14 +5310,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4393,14 +5351,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4425,14 +5392,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4459,14 +5435,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4520,14 +5505,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4552,14 +5546,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4584,14 +5628,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4616,14 +5669,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4648,14 +5710,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4682,14 +5753,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4751,14 +5831,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4783,14 +5872,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4815,14 +5913,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4847,14 +5954,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4881,14 +5997,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4957,14 +6082,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -4989,14 +6164,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5021,14 +6205,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5053,14 +6246,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5087,14 +6289,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5161,14 +6372,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5193,14 +6454,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5225,14 +6495,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5257,14 +6536,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5291,14 +6579,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5322,7 +6619,7 @@ export interface paths {
         put?: never;
         /**
          * Add or remove stock
-         * @description Grows or shrinks the stock, live sales included, never below what is reserved (409 CONFLICT with `remaining`, the most that can be removed). With an `Idempotency-Key` a retried adjustment is applied once, whatever failed in between. Without one the server makes one up and answers it in the `Idempotency-Key` response header: after a 503, sending the adjustment again with that key applies it once. An adjustment a 503 left applied in Redis only is recorded in Postgres by the reconciliation or the next rebuild, never dropped or counted twice. The body (at most 16 KiB) is read as JSON whatever its Content-Type.
+         * @description Grows or shrinks the stock of one variant, live sales included, never below what is reserved of it (409 CONFLICT with `remaining`, the most that can be removed, and `variantId`). `variantId` is required on a sale of several variants (400 INVALID_REQUEST without it, 400 UNKNOWN_VARIANT for one the sale does not have); on a sale of one it may be left out. The variant's units and the sale's change together. With an `Idempotency-Key` a retried adjustment is applied once, whatever failed in between. Without one the server makes one up and answers it in the `Idempotency-Key` response header: after a 503, sending the adjustment again with that key applies it once. An adjustment a 503 left applied in Redis only is recorded in Postgres by the reconciliation or the next rebuild, never dropped or counted twice. The body (at most 16 KiB) is read as JSON whatever its Content-Type.
          */
         post: {
             parameters: {
@@ -5354,7 +6651,11 @@ export interface paths {
                         "application/json": components["schemas"]["OperatorSale"];
                     };
                 };
-                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                /**
+                 * @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range.
+                 *
+                 *     `UNKNOWN_VARIANT`: The sale has no variant with this id (`variantId`); nothing was reserved.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5363,7 +6664,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "INVALID_REQUEST";
+                                code: "INVALID_REQUEST" | "UNKNOWN_VARIANT";
                                 /** @description A sentence a person can act on. */
                                 message: string;
                                 /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
@@ -5374,14 +6675,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5406,14 +6716,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5438,14 +6798,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5470,14 +6839,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5502,14 +6880,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5534,14 +6921,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5570,14 +6966,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5599,7 +7004,7 @@ export interface paths {
         };
         /**
          * A sale's figures and the invariant
-         * @description Units (`stock`, `remaining`) and orders by status from both stores, and whether stock = remaining + units in live orders holds (`invariantBreaks` says what does not). The same body comes as `event: stats` on the operator stream.
+         * @description Units (`stock`, `remaining`) and orders by status from both stores, each variant's units (`variants`), and whether stock = remaining + units in live orders holds for the sale and for each variant, nobody over the sale's limit or a variant's own cap (`invariantBreaks` says what does not). The same body comes as `event: stats` on the operator stream.
          */
         get: {
             parameters: {
@@ -5642,14 +7047,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5674,14 +7088,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5706,14 +7129,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5738,14 +7170,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5772,14 +7213,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5846,14 +7296,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5878,14 +7337,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5910,14 +7378,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5942,14 +7419,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -5976,14 +7462,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6009,7 +7504,7 @@ export interface paths {
         put?: never;
         /**
          * Check Redis against Postgres and repair
-         * @description Compares the Redis ledger with the Postgres orders: a reservation without an order is published again, an adjustment Redis applied and Postgres missed is recorded, mismatches are reported, the stats' counters are recounted once per pass and repaired, and a lasting stock drift (or a user over the limit) pauses the sale rather than overwrite either store. A run checks a bounded chunk from where the last one stopped; `?full=1` checks everything.
+         * @description Compares the Redis ledger with the Postgres orders: a reservation without an order is published again, an adjustment Redis applied and Postgres missed is recorded, mismatches are reported, the stats' counters are recounted once per pass and repaired, and a lasting stock drift of the sale or of one of its variants (or a user over a limit) pauses the sale rather than overwrite either store; `variants` names the variants that drifted. A run checks a bounded chunk from where the last one stopped; `?full=1` checks everything.
          */
         post: {
             parameters: {
@@ -6055,14 +7550,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6087,14 +7591,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6119,14 +7673,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6151,14 +7714,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6183,14 +7755,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6217,14 +7798,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6291,14 +7881,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6323,14 +7963,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6355,14 +8004,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6387,14 +8045,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6421,14 +8088,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6490,14 +8166,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6522,14 +8207,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6554,14 +8248,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6588,14 +8291,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6659,14 +8371,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6691,14 +8412,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6723,14 +8453,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6757,14 +8496,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6774,7 +8522,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Deliveries of the named event types (see the document's `webhooks`) will be POSTed to `url`, signed as Standard Webhooks asks with the secret answered here, and only here. A 400 names each bad field and stores nothing.
+         * @description Deliveries of the named event types (see the document's `webhooks`) will be POSTed to `url`, signed as Standard Webhooks asks with the secret answered here, and only here. A 400 names each bad field and stores nothing; a `url` whose host is not a public address (loopback, private, link-local, `localhost`, in any spelling) is one, unless the engine allows private targets.
          */
         post: {
             parameters: {
@@ -6818,14 +8566,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6850,14 +8607,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6882,14 +8689,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6914,14 +8730,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -6948,14 +8773,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7021,14 +8855,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7053,14 +8937,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7085,14 +8978,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7117,14 +9019,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7151,14 +9062,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7224,14 +9144,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7256,14 +9226,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7288,14 +9267,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7320,14 +9308,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7354,14 +9351,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7428,14 +9434,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7460,14 +9516,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7492,14 +9557,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7524,14 +9598,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7556,14 +9639,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7590,14 +9682,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7663,14 +9764,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7695,14 +9805,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7727,14 +9887,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7759,14 +9928,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7791,14 +9969,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7825,14 +10012,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7903,14 +10099,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7935,14 +10140,64 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `FORBIDDEN`: The operator's role may only read (GET); this route changes something. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -7967,14 +10222,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8005,14 +10269,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8037,14 +10310,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8069,14 +10351,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8103,14 +10394,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8175,14 +10475,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8207,14 +10516,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8239,14 +10557,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8271,14 +10598,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8303,14 +10639,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8337,14 +10682,481 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who changed what
+         * @description Every operator change (create, stock, pause, resume, reconcile, manual payment, webhook endpoints and rotations, dead-letter replays), newest first, written with the change and never updated or deleted. Page with `before` (the last id answered).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only this sale's entries. */
+                    saleId?: string;
+                    /** @description Entries answered, 1 to 500 (default 100). */
+                    limit?: number;
+                    /** @description Only entries older than this entry id (the next page: the last id answered). */
+                    before?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The entries, newest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditLog"];
+                    };
+                };
+                /** @description `INVALID_REQUEST`: The request is malformed: bad JSON, a body that is not an object, a value out of range. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the audit log's hash chain
+         * @description Walks every entry in order; names the first whose link or hash does not match its content.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the walk found. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditChain"];
+                    };
+                };
+                /** @description `UNAUTHENTICATED`: No or a bad credential for this route. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHENTICATED";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `HEADERS_TOO_LARGE`: The request's headers together are larger than 32 KiB; nothing was read. */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "HEADERS_TOO_LARGE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `INTERNAL`: Something failed on the server's side. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `UNAVAILABLE`: A store or the shop's sign-in key set is unavailable, or the sale is being restored; retry after `Retry-After` seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (a whole number, at least 1). */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAVAILABLE";
+                                /** @description A sentence a person can act on. */
+                                message: string;
+                                /** @description INVALID_REQUEST: what is wrong with each named input (`body` for the whole). */
+                                fields?: {
+                                    [key: string]: string;
+                                };
+                                /** @description RATE_LIMITED: seconds to wait. */
+                                retryAfterSeconds?: number;
+                                /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
+                                remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
+                                /** @description ALREADY_PURCHASED: units the shopper holds. */
+                                held?: number;
+                                /** @description LIMIT_EXCEEDED: units still allowed. */
+                                mayStillBuy?: number;
+                                /** @description CONFLICT: the delta this key already applied. */
+                                appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
+                                /** @description CONFLICT: the product's existing sale. */
+                                saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8417,14 +11229,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8449,14 +11270,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8481,14 +11311,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8513,14 +11352,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8545,14 +11393,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8579,14 +11436,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8657,14 +11523,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8689,14 +11564,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8723,14 +11607,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8755,14 +11648,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8787,14 +11689,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8819,14 +11730,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8853,14 +11773,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8928,14 +11857,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8960,14 +11898,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -8992,14 +11939,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9024,14 +11980,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9056,14 +12021,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9090,14 +12064,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9165,14 +12148,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9197,14 +12189,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9229,14 +12230,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9261,14 +12271,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9293,14 +12312,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9327,14 +12355,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9402,14 +12439,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9434,14 +12480,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9466,14 +12521,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9498,14 +12562,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9530,14 +12603,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9562,14 +12644,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9596,14 +12687,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9694,14 +12794,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9726,14 +12835,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9758,14 +12876,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -9790,14 +12917,23 @@ export interface paths {
                                 retryAfterSeconds?: number;
                                 /** @description Units left (INSUFFICIENT_STOCK, CONFLICT). */
                                 remaining?: number;
+                                /** @description INSUFFICIENT_STOCK of a drop: every short line and what its variant has left. */
+                                variants?: {
+                                    variantId: string;
+                                    remaining: number;
+                                }[];
                                 /** @description ALREADY_PURCHASED: units the shopper holds. */
                                 held?: number;
                                 /** @description LIMIT_EXCEEDED: units still allowed. */
                                 mayStillBuy?: number;
                                 /** @description CONFLICT: the delta this key already applied. */
                                 appliedDelta?: number;
+                                /** @description UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted). */
+                                variantId?: string;
                                 /** @description CONFLICT: the product's existing sale. */
                                 saleId?: string | null;
+                                /** @description The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem. */
+                                requestId: string;
                             };
                         };
                     };
@@ -10582,6 +13718,19 @@ export interface components {
             /** @example usd */
             currency: string;
         };
+        OrderItem: {
+            /** @example eu-42 */
+            variantId: string;
+            /** @example EU 42 */
+            name: string;
+            /** @example 1 */
+            quantity: number;
+            /**
+             * @description Unit price in cents.
+             * @example 12900
+             */
+            priceCents: number;
+        };
         Order: {
             /** @example s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o */
             orderId: string;
@@ -10604,6 +13753,13 @@ export interface components {
             /** Format: date-time */
             paidAt?: string;
             payment?: components["schemas"]["OrderPayment"];
+            /** @description The order's lines, each variant once; `quantity` is the total of their units. */
+            items: components["schemas"]["OrderItem"][];
+            /**
+             * @description The sum of quantity × price over the lines: what checkout charges.
+             * @example 25800
+             */
+            amountCents: number;
         };
         SaleEventData: components["schemas"]["OperatorSale"] & {
             /**
@@ -10611,6 +13767,31 @@ export interface components {
              * @example 3
              */
             version: number;
+        };
+        Variant: {
+            /** @example eu-42 */
+            variantId: string;
+            /** @example EU 42 */
+            name: string;
+            /**
+             * @description Price of one unit in cents.
+             * @example 12900
+             */
+            priceCents: number;
+            /**
+             * @description Units of this variant not reserved.
+             * @example 37
+             */
+            remaining: number;
+            /**
+             * @description `sold_out` while the sale is live and this variant has nothing left; else the sale's status.
+             * @enum {string}
+             */
+            status: "upcoming" | "live" | "sold_out" | "ended" | "paused";
+            /** @description This variant's own cap per shopper, under the sale's `perUserLimit` (when set). */
+            perUserLimit?: number;
+            description?: string;
+            imageUrl?: string;
         };
         OperatorSale: {
             /** @example s4k2x9q1m0abc */
@@ -10678,6 +13859,12 @@ export interface components {
              * @example Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5
              */
             productToken: string;
+            /** @description Plain text about the drop, when set. */
+            description?: string;
+            /** @description The drop's picture (https: or a path here), when set. */
+            imageUrl?: string;
+            /** @description The drop's variants in the operator's order (a sale made without variants has one, `default`); their `remaining` adds up to the sale's, and the sale is `sold_out` only when every variant is. */
+            variants: components["schemas"]["Variant"][];
         };
         AltchaChallenge: {
             /** @example SHA-256 */
@@ -10809,6 +13996,12 @@ export interface components {
              * @example Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5
              */
             productToken?: string;
+            /** @description Plain text about the drop, when set. */
+            description?: string;
+            /** @description The drop's picture (https: or a path here), when set. */
+            imageUrl?: string;
+            /** @description The drop's variants in the operator's order (a sale made without variants has one, `default`); their `remaining` adds up to the sale's, and the sale is `sold_out` only when every variant is. */
+            variants: components["schemas"]["Variant"][];
         };
         BuyAccepted: {
             /** @example s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o */
@@ -10825,10 +14018,25 @@ export interface components {
         };
         BuyRequest: {
             /**
-             * @description Units to reserve (default 1).
+             * @description Units to reserve (default 1); with `variantId`, of that variant.
              * @default 1
              * @example 1
              */
+            quantity: number;
+            /**
+             * @description One of the sale's `variants[].variantId`.
+             * @example eu-42
+             */
+            variantId?: string;
+            /** @description A cart: every line is reserved, or none is. */
+            items?: components["schemas"]["CartLine"][];
+        };
+        CartLine: {
+            /**
+             * @description One of the sale's `variants[].variantId`.
+             * @example eu-42
+             */
+            variantId: string;
             quantity: number;
         };
         PayRequest: {
@@ -10859,7 +14067,7 @@ export interface components {
             /** @enum {boolean} */
             received: true;
             /**
-             * @description What the event came to: `paid`; `final` (paid before); `refunded` (paid after the order expired or was cancelled); `mismatch` (not the order's own checkout session, or amount or currency differs from the order: not paid); `duplicate` (seen before); `ignored`; `unknown_order`.
+             * @description What the event came to: `paid`; `final` (paid before); `refunded` (paid on the order's own checkout after the order expired or was cancelled, in any amount: given back and shown on the order); `mismatch` (not the order's own checkout session, or an amount or currency that differs from an open or paid order's: not paid, nothing refunded); `duplicate` (seen before); `ignored`; `unknown_order`.
              * @enum {string}
              */
             outcome: "duplicate" | "ignored" | "unknown_order" | "mismatch" | "paid" | "refunded" | "final";
@@ -10885,15 +14093,15 @@ export interface components {
              */
             name: string;
             /**
-             * @description Price of one unit in cents.
+             * @description Price of one unit in cents (a sale without `variants`).
              * @example 7900
              */
-            priceCents: number;
+            priceCents?: number;
             /**
-             * @description Units for sale.
+             * @description Units for sale (a sale without `variants`).
              * @example 120
              */
-            stock: number;
+            stock?: number;
             /**
              * @description Most units one shopper may hold.
              * @example 2
@@ -10929,10 +14137,64 @@ export interface components {
              * @example false
              */
             proofOfWork: boolean;
+            /**
+             * @description Plain text shown on the pages (up to 2,000 characters).
+             * @example Heavyweight cotton.
+             */
+            description?: string;
+            /**
+             * @description An https: URL, or a path on the engine's own origin.
+             * @example /assets/hoodie.png
+             */
+            imageUrl?: string;
+            /** @description The drop's variants (1 to 50), instead of the top-level `priceCents` and `stock`. Without it the sale has one variant, `default`. */
+            variants?: components["schemas"]["VariantDefinition"][];
+        };
+        VariantDefinition: {
+            /**
+             * @description Unique in the sale: 1 to 32 characters of A-Z a-z 0-9 _ -.
+             * @example eu-42
+             */
+            variantId: string;
+            /**
+             * @description The variant's name as shoppers see it.
+             * @example EU 42
+             */
+            name: string;
+            /**
+             * @description Price of one unit in cents.
+             * @example 12900
+             */
+            priceCents: number;
+            /**
+             * @description Units of this variant for sale.
+             * @example 40
+             */
+            stock: number;
+            /**
+             * @description This variant's own cap per shopper.
+             * @example 1
+             */
+            perUserLimit?: number;
+            /**
+             * @description Plain text shown on the pages (up to 2,000 characters).
+             * @example Heavyweight cotton.
+             */
+            description?: string;
+            /**
+             * @description An https: URL, or a path on the engine's own origin.
+             * @example /assets/hoodie.png
+             */
+            imageUrl?: string;
         };
         StockAdjustment: {
             /**
-             * @description Units to add (positive) or remove (negative), never 0; removing more than is not reserved is 409 CONFLICT.
+             * @description The variant whose units change: required on a sale of several variants; on a sale of one it may be left out or be its id. A variant the sale does not have is 400 UNKNOWN_VARIANT.
+             * @example eu-42
+             */
+            variantId?: string;
+            /**
+             * @description Units to add (positive) or remove (negative), never 0; removing more than is not reserved (of the variant) is 409 CONFLICT.
              * @example 50
              */
             delta: number;
@@ -11005,6 +14267,42 @@ export interface components {
              * @example []
              */
             invariantBreaks: string[];
+            /** @description Each variant's figures, in the operator's order; the invariant holds per variant too (a sale made without variants has one, `default`, with the sale's figures). */
+            variants: components["schemas"]["VariantStats"][];
+        };
+        VariantStats: {
+            /** @example eu-42 */
+            variantId: string;
+            /**
+             * @description The variant's units for sale: its initial stock plus its adjustments.
+             * @example 40
+             */
+            stock: number;
+            /**
+             * @description The variant's units not reserved, as Redis holds them (below 0 only if sold twice).
+             * @example 31
+             */
+            remaining: number;
+            /**
+             * @description The variant's units in paid orders.
+             * @example 6
+             */
+            paidUnits: number;
+            /**
+             * @description The variant's units in queued, awaiting_payment and paid orders.
+             * @example 9
+             */
+            liveUnits: number;
+            /**
+             * @description The variant's units of expired or cancelled orders not yet back.
+             * @example 0
+             */
+            pendingRestoreUnits: number;
+            /**
+             * @description Shoppers holding more of this variant than its own cap, in either store.
+             * @example 0
+             */
+            usersOverLimit: number;
         };
         Timeline: {
             /** @description Seconds with attempts, oldest first. */
@@ -11101,7 +14399,17 @@ export interface components {
              * @example 0
              */
             drift: number;
-            /** @description The sale was paused because of drift or users over limit. */
+            /** @description Variants of a drop whose Redis remaining disagrees with Postgres (their stock less their live units) in two readings a moment apart: reported, and the sale paused, never overwritten (a rebuild sets them again). */
+            variants: {
+                /** @example eu-42 */
+                variantId: string;
+                /**
+                 * @description Units by which the variant's stock differs from its remaining + live + restoring.
+                 * @example -2
+                 */
+                drift: number;
+            }[];
+            /** @description The sale was paused because of drift (of the sale or of a variant) or users over a limit. */
             paused: boolean;
             /**
              * @description Ledger entries of finished orders removed.
@@ -11266,6 +14574,49 @@ export interface components {
                 will_not_get: number;
             };
         };
+        AuditLog: {
+            entries: components["schemas"]["AuditEntry"][];
+        };
+        AuditEntry: {
+            /**
+             * @description The entry's id (increasing; a page's `before`).
+             * @example 121
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            at: string;
+            /**
+             * @description What changed: `sale.create`, `sale.stock`, `sale.pause`, `sale.resume`, `sale.reconcile`, `order.payment`, `webhook.create`, `webhook.delete`, `webhook.rotate`, `dead_letter.replay`.
+             * @example sale.pause
+             */
+            action: string;
+            /** @description The sale changed, if any. */
+            saleId?: string;
+            /** @description What else it names: an order, an adjustment, an endpoint, a dead letter's id. */
+            target?: string;
+            /** @description The state before the change, where it has one. */
+            before?: unknown;
+            /** @description The state after the change (never a secret). */
+            after?: unknown;
+            /** @description The request's `X-Request-Id`. */
+            requestId: string;
+            /**
+             * @description The operator's name (`admin` for ADMIN_TOKEN).
+             * @example alice
+             */
+            actor: string;
+        };
+        AuditChain: {
+            /** @description Every entry links to the one before and hashes to its content. */
+            ok: boolean;
+            /** @description Entries walked. */
+            entries: number;
+            /** @description The first entry that does not verify. */
+            brokenAt?: string;
+        };
         OrderWriteResult: {
             /** @description Orders the job carried (entries that were orders). */
             orders: number;
@@ -11286,6 +14637,12 @@ export interface components {
             userId: string;
             /** @example 1 */
             quantity: number;
+            /** @description The order's lines (absent: one line of the sale's only variant). */
+            items?: {
+                variantId: string;
+                quantity: number;
+                priceCents: number;
+            }[];
             /**
              * @description When the stock was reserved, in milliseconds since the epoch.
              * @example 1767261600123

@@ -33,6 +33,9 @@ export function createPools(options: { databaseUrl: string; max: number; timeout
           connectionTimeoutMillis: options.timeoutMs,
         });
         pool.on("error", () => undefined);
+        // A client checked out between two statements when Postgres stops gets the server's FATAL as an
+        // error event (the pool listens only while it is idle): the next statement fails instead.
+        pool.on("connect", (client) => client.on("error", () => undefined));
         pools.set(key, pool);
       }
       return pool;

@@ -60,6 +60,8 @@ export type StackVars = {
   DATABASE_URL: string;
   NEON_HTTP_ENDPOINT: string;
   PAYMENT_PROVIDER: "stripe" | "local";
+  /** "true": the stack's webhook receivers listen on loopback, which the engine otherwise refuses. */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: "true";
   STRIPE_API_BASE?: string;
   STRIPE_SECRET_KEY?: string;
   STRIPE_WEBHOOK_SECRET?: string;
@@ -222,6 +224,7 @@ function stackVars(
     DATABASE_URL: s.postgres.databaseUrl,
     NEON_HTTP_ENDPOINT: s.neon.url,
     PAYMENT_PROVIDER: "local",
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
   };
 }
 

@@ -9,12 +9,16 @@ export type PageSession = {
   currency: string;
   productName: string;
   quantity: number;
+  lines: { name: string; quantity: number; unitAmount: number }[];
 };
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+const money = (cents: number, currency: string) =>
+  escapeHtml(`${(cents / 100).toFixed(2)} ${currency.toUpperCase()}`);
+
 /**
- * The page of one session: the product, the amount, and a Pay and a Cancel button (forms posting to
+ * The page of one session: the product, each line, the amount, and a Pay and a Cancel button (forms posting to
  * `…/pay` and `…/cancel`); a session no longer open says so instead.
  */
 export function checkoutPage(session: PageSession): string {
@@ -31,8 +35,9 @@ export function checkoutPage(session: PageSession): string {
 button{font-size:1.1rem;padding:.6rem 1.2rem;margin:.4rem 0;width:100%}#pay{background:#635bff;color:#fff;border:0}</style></head>
 <body>
 <p><small>Local Stripe stand-in: no card is charged.</small></p>
-<h1>${escapeHtml(session.productName)}</h1>
-<p>${session.quantity} × — total <strong id="amount">${escapeHtml(amount)}</strong></p>
+<h1>${escapeHtml(session.lines.length > 1 ? `${session.lines.length} items` : session.productName)}</h1>
+<ul id="lines">${session.lines.map((l) => `<li>${escapeHtml(l.name)} × ${l.quantity}: ${money(l.quantity * l.unitAmount, session.currency)}</li>`).join("")}</ul>
+<p>${session.quantity} in all — total <strong id="amount">${escapeHtml(amount)}</strong></p>
 ${body}
 </body>
 </html>`;

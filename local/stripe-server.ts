@@ -6,7 +6,8 @@
  *   `amount_total` is Σ unit_amount × quantity, `url` this server's hosted page, `expires_at` as asked
  *   (30 minutes to 24 hours ahead, else 400; default 24 hours), past which an open session has expired;
  * - `GET /v1/checkout/sessions/:id`, `POST /v1/checkout/sessions/:id/expire` (open sessions only);
- * - `POST /v1/refunds` with `payment_intent` (a completed session's) → a succeeded `refund`;
+ * - `POST /v1/refunds` with `payment_intent` (a completed session's) → a succeeded `refund`, or 400
+ *   `charge_already_refunded` once it has one; `GET /v1/refunds?payment_intent=` lists them, newest first;
  * - `Authorization: Bearer <secret key>` on all of `/v1/` (401 otherwise); an `Idempotency-Key` seen
  *   before answers the first answer again (a concurrent retry waits for it);
  * - the hosted page `GET /c/pay/:id` with Pay (`POST …/pay`: the session completes, a signed
@@ -15,7 +16,7 @@
  *   `POST …/pay` with `Accept: application/json` answers the event instead (tests without a browser).
  *
  * In process, tests reach the state and send events their own way: `sessions()`, `refunds()`,
- * `pay(id, { deliver: false })`, `webhooks.sendOnce(event)` (duplicates, reordering, late events).
+ * `forgetIdempotencyKeys()` (24 hours on), `pay(id, { deliver: false })`, `webhooks.sendOnce(event)` (duplicates, reordering, late events).
  *
  * @example
  * const stripe = await startStripeServer({ port: 0, secretKey: "sk_test_x", webhookSecret: "whsec_x" });
@@ -46,6 +47,7 @@ export type StripeSession = {
   /** Not Stripe's: what the page shows. */
   productName: string;
   quantity: number;
+  lines: { name: string; quantity: number; unitAmount: number }[];
 };
 
 export type StripeRefund = {
@@ -64,6 +66,8 @@ export type StripeServer = {
   webhooks: WebhookSender;
   sessions(): StripeSession[];
   refunds(): StripeRefund[];
+  /** Forgets every idempotency key, as Stripe does 24 hours after a key's first use. */
+  forgetIdempotencyKeys(): void;
   /** Completes an open session as the Pay button does; the event is delivered unless `deliver: false`. */
   pay(sessionId: string, options?: { deliver?: boolean }): StripeEvent;
   close(): Promise<void>;
@@ -140,7 +144,7 @@ export async function startStripeServer(options: {
   });
   api.get("/v1/checkout/sessions/:id", (c) => {
     const session = find(c.req.param("id"));
-    return session ? c.json(publicSession(session)) : stripeError(c, 404, "No such checkout.session", 404);
+    return session ? c.json(publicSession(session)) : stripeError(c, 404, "No such checkout.session");
   });
   api.post("/v1/checkout/sessions/:id/expire", (c) => {
     const session = find(c.req.param("id"));
@@ -155,6 +159,14 @@ export async function startStripeServer(options: {
     const intent = form.get("payment_intent");
     const session = [...sessions.values()].find((s) => intent && s.payment_intent === intent);
     if (!session || !intent) return stripeError(c, 400, "No such payment_intent.");
+    // refunded in full already (a retry whose idempotency key Stripe no longer holds)
+    if (refunds.some((r) => r.payment_intent === intent))
+      return stripeError(
+        c,
+        400,
+        `Charge for ${intent} has already been refunded.`,
+        "charge_already_refunded",
+      );
     const refund: StripeRefund = {
       id: id("re"),
       object: "refund",
@@ -166,6 +178,17 @@ export async function startStripeServer(options: {
     };
     refunds.push(refund);
     return c.json(refund);
+  });
+  api.get("/v1/refunds", (c) => {
+    const intent = c.req.query("payment_intent");
+    const data = refunds.filter((r) => !intent || r.payment_intent === intent).reverse();
+    const limit = Math.min(Math.max(Number(c.req.query("limit") ?? 10) || 10, 1), 100);
+    return c.json({
+      object: "list",
+      url: "/v1/refunds",
+      has_more: data.length > limit,
+      data: data.slice(0, limit),
+    });
   });
   api.get("/c/pay/:id", (c) => {
     const session = find(c.req.param("id"));
@@ -192,6 +215,7 @@ export async function startStripeServer(options: {
     webhooks,
     sessions: () => [...sessions.keys()].flatMap((key) => find(key) ?? []),
     refunds: () => [...refunds],
+    forgetIdempotencyKeys: () => idempotent.clear(),
     pay,
     close: async () => {
       await webhooks.idle(1_000);
@@ -206,12 +230,16 @@ function newSession(form: URLSearchParams, baseUrl: string): StripeSession | nul
   let quantity = 0;
   let currency = "";
   let productName = "";
+  const lines: StripeSession["lines"] = [];
   for (let i = 0; form.has(`line_items[${i}][quantity]`); i++) {
     const q = Number(form.get(`line_items[${i}][quantity]`));
-    amount += q * Number(form.get(`line_items[${i}][price_data][unit_amount]`) ?? 0);
+    const unitAmount = Number(form.get(`line_items[${i}][price_data][unit_amount]`) ?? 0);
+    const name = form.get(`line_items[${i}][price_data][product_data][name]`) ?? "";
+    amount += q * unitAmount;
     quantity += q;
     currency ||= form.get(`line_items[${i}][price_data][currency]`) ?? "";
-    productName ||= form.get(`line_items[${i}][price_data][product_data][name]`) ?? "";
+    productName ||= name;
+    lines.push({ name, quantity: q, unitAmount });
   }
   const successUrl = form.get("success_url");
   if (quantity === 0 || !currency || !successUrl) return null;
@@ -243,15 +271,16 @@ function newSession(form: URLSearchParams, baseUrl: string): StripeSession | nul
     expires_at: expiresAt,
     productName,
     quantity,
+    lines,
   };
 }
 
 /** The session as the API shows it (without the page's own fields). */
 export function publicSession(session: StripeSession): Record<string, unknown> {
-  const { productName: _p, quantity: _q, ...rest } = session;
+  const { productName: _p, quantity: _q, lines: _l, ...rest } = session;
   return { ...rest };
 }
 
-function stripeError(c: Context, status: 400 | 401 | 404, message: string, _code?: number): Response {
-  return c.json({ error: { type: "invalid_request_error", message } }, status);
+function stripeError(c: Context, status: 400 | 401 | 404, message: string, code?: string): Response {
+  return c.json({ error: { type: "invalid_request_error", message, ...(code ? { code } : {}) } }, status);
 }

@@ -11,13 +11,14 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 /** A package this project may need, and how to tell it is there. */
-export type SystemPackage = "redis-server" | "chromium" | "fonts-liberation" | "wrk";
+export type SystemPackage = "redis-server" | "chromium" | "fonts-liberation" | "wrk" | "prometheus";
 
 const present: Record<SystemPackage, () => boolean> = {
   "redis-server": () => existsSync(process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server"),
   chromium: () => existsSync("/usr/bin/chromium"),
   "fonts-liberation": () => existsSync("/usr/share/fonts/truetype/liberation"),
   wrk: () => existsSync("/usr/bin/wrk"),
+  prometheus: () => existsSync(process.env.PROMETHEUS_BIN ?? "/usr/bin/prometheus"),
 };
 
 /** Thrown when packages are missing and this process cannot install them. */

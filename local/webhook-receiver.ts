@@ -14,13 +14,23 @@ export const DEV_RECEIVER_PORT = 8790;
 
 export type WebhookReceiver = { url: string; endpointId: string; close(): Promise<void> };
 
-/** One line for a delivered event: its type, what it is about, its version. */
+type Line = { name?: unknown; variantId?: unknown; quantity?: unknown };
+
+/** An order's lines as a person reads them: `EU 42 × 1, EU 43 × 1 ($258.00)`; empty for other events. */
+function linesOf(data: Record<string, unknown>): string {
+  if (!Array.isArray(data.items) || data.items.length === 0) return "";
+  const lines = (data.items as Line[]).map((l) => `${String(l.name ?? l.variantId)} × ${String(l.quantity)}`);
+  const amount = typeof data.amountCents === "number" ? ` ($${(data.amountCents / 100).toFixed(2)})` : "";
+  return `: ${lines.join(", ")}${amount}`;
+}
+
+/** One line for a delivered event: its type, what it is about, its version, an order's lines. */
 function describe(payload: { type?: string; data?: Record<string, unknown> }): string {
   const data = payload.data ?? {};
   const about = data.orderId ?? data.saleId ?? "";
   const status = data.status ? ` ${String(data.status)}` : "";
   const version = data.version === undefined ? "" : ` v${String(data.version)}`;
-  return `${payload.type ?? "?"} ${String(about)}${status}${version}`;
+  return `${payload.type ?? "?"} ${String(about)}${status}${version}${linesOf(data)}`;
 }
 
 /**

@@ -21,7 +21,8 @@
 
   KEYS[1]  meta      hash: startsAt, endsAt (ms), paused ("0"/"1": an operator's pause), perUserLimit,
                      paymentWindowMs, epoch (Redis generation, see rebuild-sale.lua), recoveringUntil (ms:
-                     a rebuild's quiet period, not an operator's pause; nobody buys until then)
+                     a rebuild's quiet period, not an operator's pause; nobody buys until then),
+                     variantCount (a sale made with variants; absent: one)
   KEYS[2]  stock     string: units remaining
   KEYS[3]  holdings  hash: userId -> units held in live orders
   KEYS[4]  ledger    hash: "r:<orderId>" -> reservation entry (JSON); "x:<orderId>" -> restore entry
@@ -32,6 +33,8 @@
   KEYS[8]  rlUser    string: attempts by this user in the current window
   KEYS[9]  rlIp      string: attempts from this IP in the current window
   KEYS[10] timeline  hash: "<unix second>:<code>" -> count (the operator's live chart)
+  KEYS[11] vstock    hash: variantId -> units remaining (a drop of several variants; ARGV[14] == "1")
+  KEYS[12] vholdings hash: "<variantId>:<userId>" -> units held in live orders (idem)
 
   ARGV[1]  now (ms, the caller's clock; nothing here reads the clock)
   ARGV[2]  orderId (fresh for each attempt; a retry of the same attempt reuses it)
@@ -44,10 +47,15 @@
   ARGV[9]  window length (ms)
   ARGV[10] timeline TTL (seconds)
   ARGV[11] "1" when the server runs this attempt again after a run got no reply, else "0" (or absent)
-  ARGV[12] the units this shopper's admission holds (queue and draw sales; src/admission/), when lower
+  ARGV[12] the units this shopper's admission holds (queue and draw sales; src/room/), when lower
            than perUserLimit: the allowance is then that (absent for an open sale); -1 when the shopper
            has no valid admission (lapsed, say) and sent an Idempotency-Key: only that key's first
-           answer may be given back (a 202 whose answer was lost), else NOT_ADMITTED
+           answer may be given back (a 202 whose answer was lost), else NOT_ADMITTED; "" when neither
+  ARGV[13] n, the cart's lines (0 or absent: a caller from before variants; the documents carry no items)
+  ARGV[14] "1" when the sale keeps units per variant (KEYS[11], KEYS[12]): a drop of several variants
+  ARGV[15..] per line, 4 values: variantId, quantity (>= 1), unit price (cents), the variant's own cap
+           per shopper (0: none). ARGV[4] is the sum of the quantities. Each variant at most once (the
+           caller checks).
 
   A re-run's refusal (codes 3 to 10, and 22) is final for the order id: it writes the "x:<orderId>" marker a
   void writes (reason "void", counted false), so an earlier run of the same attempt that is still on
@@ -62,7 +70,8 @@
                                                      first answer's, 0 when a rebuild wrote the entry);
                                                      pending 1 while the order is still in the outbox
                                                      (not yet written), else 0
-    {2}                                              NOT_INITIALISED
+    {2}                                              NOT_INITIALISED (also: a drop of several variants
+                                                     called without its per-variant lines)
     {3, retryAfterMs}                                RATE_LIMITED
     {4}                                              NOT_STARTED
     {5}                                              ENDED
@@ -70,11 +79,15 @@
     {7, held}                                        ALREADY_PURCHASED
     {8, mayStillBuy}                                 LIMIT_EXCEEDED
     {9, remaining}                                   INSUFFICIENT_STOCK
-    {10}                                             SOLD_OUT
-    {code, payload or 0, 1}                          a refusal (4 to 10) given again to the same
+    {9, remaining, 0, short}                         INSUFFICIENT_STOCK of a drop of several variants:
+                                                     `remaining` the sale's, `short` a JSON array of
+                                                     {variantId, remaining} for every line asking more
+                                                     than its variant has
+    {10}                                             SOLD_OUT (every line's variant has nothing left)
+    {code, payload or 0, 1, short}                   a refusal (4 to 10) given again to the same
                                                      Idempotency-Key: the first answer's code and
                                                      payload, then 1 (a replay: it says nothing about
-                                                     the sale now)
+                                                     the sale now), then its short lines if any
     {11}                                             VOIDED: this order id was voided (or is final);
                                                      nothing reserved, nothing stored as an answer
     {22, retryAfterMs}                               RESTORING: the sale is in a rebuild's quiet period
@@ -85,8 +98,10 @@
                                                      answer; nothing counted, nothing stored
 
   Ledger entries written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
-    "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, expiresAt, epoch};
-                   a keyed replay that returns the reservation adds claimed = true
+    "r:<orderId>"  {type = "reserve", orderId, userId, quantity, before, after, at, expiresAt, epoch,
+                   items}; a keyed replay that returns the reservation adds claimed = true; `items`
+                   (with ARGV[13] >= 1) the lines: [{variantId, quantity, priceCents}]; the queued order
+                   document carries them too
     "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void",
                    counted = false} (before = after = remaining): a re-run's refusal
 ]]
@@ -96,6 +111,8 @@ local userId = ARGV[3]
 local quantity = tonumber(ARGV[4])
 local hasIdem = ARGV[5] == "1"
 local rerun = ARGV[11] == "1"
+local lineCount = tonumber(ARGV[13] or "0") or 0
+local perVariant = ARGV[14] == "1"
 
 local function fence()
   if rerun then
@@ -147,8 +164,13 @@ if ARGV[12] == "-1" and not (hasIdem and redis.call("EXISTS", KEYS[7]) == 1) the
 end
 
 local meta = redis.call("HMGET", KEYS[1], "startsAt", "endsAt", "paused", "perUserLimit", "paymentWindowMs", "epoch",
-  "recoveringUntil")
+  "recoveringUntil", "variantCount")
 if not meta[1] then
+  return {2}
+end
+-- a caller that names no variant on a drop of several (it read the sale before it was there): the lines
+-- cannot be checked, so nothing is taken; answered as a sale not yet in place (the caller retries)
+if not perVariant and tonumber(meta[8] or "1") > 1 then
   return {2}
 end
 
@@ -192,7 +214,7 @@ if hasIdem then
     end
     -- a refusal given again says nothing about the sale now (its units may have come back since)
     fence()
-    return {result[1], result[2] or 0, 1}
+    return {result[1], result[2] or 0, 1, result[4]}
   end
 end
 
@@ -225,24 +247,73 @@ if held + quantity > limit then
   return answer({8, limit - held})
 end
 
-local before = tonumber(redis.call("GET", KEYS[2]) or "0")
-if before <= 0 then
-  return answer({10})
+-- the cart's lines: {variantId, quantity, priceCents, cap}
+local lines = {}
+for i = 1, lineCount do
+  local at = 15 + (i - 1) * 4
+  lines[i] = {ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])}
 end
-if before < quantity then
-  return answer({9, before})
+
+local before = tonumber(redis.call("GET", KEYS[2]) or "0")
+if perVariant then
+  -- each variant's own cap, then each variant's units; every line or none
+  for _, line in ipairs(lines) do
+    -- a variant without a cap of its own (0) needs no read of what the shopper holds of it
+    if line[4] > 0 then
+      local heldOfVariant = tonumber(redis.call("HGET", KEYS[12], line[1] .. ":" .. userId) or "0")
+      if heldOfVariant + line[2] > line[4] then
+        return answer({8, math.max(0, line[4] - heldOfVariant)})
+      end
+    end
+  end
+  local short = {}
+  local gone = 0
+  for i, line in ipairs(lines) do
+    local left = tonumber(redis.call("HGET", KEYS[11], line[1]) or "0")
+    if left < line[2] then
+      short[#short + 1] = {variantId = line[1], remaining = math.max(0, left)}
+      if left <= 0 then
+        gone = gone + 1
+      end
+    end
+  end
+  if gone == #lines then
+    return answer({10})
+  end
+  if #short > 0 then
+    return answer({9, math.max(0, before), 0, cjson.encode(short)})
+  end
+else
+  if before <= 0 then
+    return answer({10})
+  end
+  if before < quantity then
+    return answer({9, before})
+  end
 end
 
 local after = redis.call("DECRBY", KEYS[2], quantity)
 redis.call("HINCRBY", KEYS[3], userId, quantity)
+local items = nil
+if lineCount > 0 then
+  items = {}
+  for i, line in ipairs(lines) do
+    items[i] = {variantId = line[1], quantity = line[2], priceCents = line[3]}
+    if perVariant then
+      redis.call("HINCRBY", KEYS[11], line[1], -line[2])
+      redis.call("HINCRBY", KEYS[12], line[1] .. ":" .. userId, line[2])
+    end
+  end
+end
 local expiresAt = now + tonumber(meta[5])
 local epoch = tonumber(meta[6] or "1")
 redis.call("HSET", KEYS[4], "r:" .. orderId, cjson.encode({
   type = "reserve", orderId = orderId, userId = userId, quantity = quantity,
-  before = before, after = after, at = now, expiresAt = expiresAt, epoch = epoch
+  before = before, after = after, at = now, expiresAt = expiresAt, epoch = epoch, items = items
 }))
 redis.call("HSET", KEYS[5], orderId, cjson.encode({
-  orderId = orderId, userId = userId, quantity = quantity, createdAt = now, expiresAt = expiresAt, epoch = epoch
+  orderId = orderId, userId = userId, quantity = quantity, createdAt = now, expiresAt = expiresAt, epoch = epoch,
+  items = items
 }))
 redis.call("ZADD", KEYS[6], now, orderId)
 return answer({1, orderId, quantity, expiresAt, after, epoch})

@@ -17,6 +17,10 @@
     Entries written by a rebuild or a late count (`rebuilt`, `kept`, `late`) may have lost that mark, so
     they count as claimed too: such an order is in Postgres and ends by its payment window.
   - "x:<orderId>" already there (voided, cancelled or expired before): nothing changes.
+  - A drop of several variants (its meta "variants" lists more than one) gets each line of the
+    reservation entry's `items` back in its variant (KEYS[8]) and off the shopper's holding of it
+    (KEYS[9], a field reaching 0 deleted), in the same step. A void only concerns a reservation this
+    Redis wrote (reserve-stock.lua, which records the lines); without KEYS[8] only the totals move.
 
   KEYS[1]  meta      hash (must exist: giving units back to an uninitialised sale would invent stock)
   KEYS[2]  stock     string: units remaining
@@ -25,6 +29,8 @@
   KEYS[5]  orders    hash: orderId -> queued order document (removed)
   KEYS[6]  outbox    zset: orderId (removed)
   KEYS[7]  idem      string: the attempt's Idempotency-Key answer; unused when ARGV[5] == "0"
+  KEYS[8]  vstock    hash: variantId -> units remaining (optional: a drop of several variants)
+  KEYS[9]  vholdings hash: "<variantId>:<userId>" -> units held in live orders (with KEYS[8])
 
   ARGV[1]  now (ms)
   ARGV[2]  orderId
@@ -41,8 +47,9 @@
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   Ledger entry written (JSON; the type, its encoder and its parser are src/stock/ledger-entry.ts):
-    "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void"}, with
-                   counted = false (before = after) for the tombstone of an order id never reserved
+    "x:<orderId>"  {type = "restore", orderId, userId, quantity, before, after, at, reason = "void",
+                   items}, with counted = false (before = after) for the tombstone of an order id never
+                   reserved; `items` (the lines given back, [{variantId, quantity}]) only for a drop
 ]]
 local orderId = ARGV[2]
 local now = tonumber(ARGV[1])
@@ -74,9 +81,23 @@ local after = redis.call("INCRBY", KEYS[2], quantity)
 if redis.call("HINCRBY", KEYS[3], entry.userId, -quantity) <= 0 then
   redis.call("HDEL", KEYS[3], entry.userId)
 end
+local given = nil
+local defined = KEYS[8] and redis.call("HGET", KEYS[1], "variants")
+if defined and #cjson.decode(defined) > 1 and type(entry.items) == "table" then
+  given = {}
+  for i, line in ipairs(entry.items) do
+    local units = tonumber(line.quantity)
+    local field = line.variantId .. ":" .. entry.userId
+    redis.call("HINCRBY", KEYS[8], line.variantId, units)
+    if redis.call("HINCRBY", KEYS[9], field, -units) <= 0 then
+      redis.call("HDEL", KEYS[9], field)
+    end
+    given[i] = {variantId = line.variantId, quantity = units}
+  end
+end
 redis.call("HSET", KEYS[4], "x:" .. orderId, cjson.encode({
   type = "restore", orderId = orderId, userId = entry.userId, quantity = quantity,
-  before = remaining, after = after, at = now, reason = "void"
+  before = remaining, after = after, at = now, reason = "void", items = given
 }))
 redis.call("HDEL", KEYS[5], orderId)
 redis.call("ZREM", KEYS[6], orderId)

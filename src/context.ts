@@ -1,15 +1,34 @@
 import type { Context } from "hono";
-import type { SignedJobVariables } from "./middleware/qstash-signature";
-import type { ShopperVariables } from "./middleware/shopper-auth";
+import type { Operator } from "./env";
 import type { Deps } from "./services";
 
 export type { Deps } from "./services";
 
-/** What the app sets on every request (src/app.ts): the deps, and the client's address as the platform gives it. */
-export type RequestVariables = { deps: Deps; clientIp: string | undefined };
+/** What shopper auth sets (src/middleware/shopper-auth.ts): the token's subject. */
+export type ShopperVariables = { userId: string };
+
+/** What the QStash signature check sets (src/middleware/qstash-signature.ts): the verified raw body. */
+export type SignedJobVariables = { jobBody: string };
+
+/**
+ * What the app sets on every request (src/app.ts): the deps, the client as per-address counts key it
+ * (src/limits/client-key.ts), the request's id (`X-Request-Id`, src/http/request-id.ts) and its error code, if any.
+ */
+export type RequestVariables = {
+  deps: Deps;
+  clientIp: string | undefined;
+  requestId: string;
+  /** the code of the error the request was answered with, for its log line */
+  errorCode?: string;
+};
+
+/** What operator auth sets (src/middleware/admin-auth.ts): the operator's name and role. */
+export type OperatorVariables = { operator: Operator };
 
 /** The Hono environment of this app: per-request variables (the bindings are the runtime entry's business). */
-export type AppEnv = { Variables: ShopperVariables & SignedJobVariables & RequestVariables };
+export type AppEnv = {
+  Variables: ShopperVariables & SignedJobVariables & OperatorVariables & RequestVariables;
+};
 export type AppContext = Context<AppEnv>;
 
 /**

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { STREAM_DEFAULTS, STREAMS_PER_IP, STREAMS_PER_USER } from "./stream-defaults";
+import {
+  STREAM_DEFAULTS,
+  STREAMS_PER_IP,
+  STREAMS_PER_USER,
+  TICKET_STREAMS_PER_USER,
+} from "./stream-defaults";
 
 /** The worker's bindings: secrets and vars from wrangler.toml / .dev.vars, plus the assets binding. */
 export type Env = {
@@ -11,6 +16,9 @@ export type Env = {
   JWT_JWKS_CACHE_SECONDS?: string;
   JWT_JWKS_COOLDOWN_SECONDS?: string;
   ADMIN_TOKEN: string;
+  OPERATOR_TOKENS?: string;
+  OPERATOR_JWT_AUDIENCE?: string;
+  OPERATOR_ROLE_CLAIM?: string;
   PRODUCT_TOKEN_SECRET: string;
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
@@ -29,6 +37,7 @@ export type Env = {
   RATE_LIMIT_WINDOW_SECONDS?: string;
   SHOPPER_LIMIT_USER_PER_WINDOW?: string;
   SHOPPER_LIMIT_IP_PER_WINDOW?: string;
+  IPV6_PREFIX_BITS?: string;
   SOLD_OUT_CACHE_MS?: string;
   CATALOG_REFRESH_MS?: string;
   STORE_CLOCK_REFRESH_MS?: string;
@@ -40,10 +49,14 @@ export type Env = {
   REALTIME_MAX_ORDER_STREAMS?: string;
   REALTIME_MAX_STREAMS_PER_IP?: string;
   REALTIME_MAX_STREAMS_PER_USER?: string;
+  REALTIME_MAX_TICKET_STREAMS?: string;
+  REALTIME_MAX_TICKET_STREAMS_PER_USER?: string;
   REALTIME_REFRESH_MS?: string;
   REALTIME_PING_MS?: string;
+  LOG_SAMPLE_RATE?: string;
   BUY_RESOLVE_WINDOW_MS?: string;
   WEBHOOK_DELIVERY_RETRIES?: string;
+  WEBHOOK_ALLOW_PRIVATE_TARGETS?: string;
   PAYMENT_PROVIDER?: string;
   CURRENCY?: string;
   STRIPE_SECRET_KEY?: string;
@@ -60,7 +73,33 @@ const optionalText = z
   .string()
   .optional()
   .transform((v) => v?.trim() || undefined);
+/** An operator's name and role; `read` may only GET the operator routes. */
+export type Operator = { name: string; role: "admin" | "read" };
+
+const operatorEntry = /^([a-z0-9_-]{1,32}):([^:,\s]{16,}):(admin|read)$/;
+
+/** `name:token:role,…` → the named operators with their tokens; undefined when one entry is malformed or repeated. */
+function parseOperatorTokens(text: string): (Operator & { token: string })[] | undefined {
+  const entries = text.split(",").map((e) => operatorEntry.exec(e.trim()));
+  if (entries.some((m) => !m)) return undefined;
+  const operators = entries.map((m) => ({
+    name: m?.[1] ?? "",
+    token: m?.[2] ?? "",
+    role: (m?.[3] ?? "read") as Operator["role"],
+  }));
+  const unique = (values: string[]) => new Set(values).size === values.length;
+  return unique(operators.map((o) => o.name)) && unique(operators.map((o) => o.token))
+    ? operators
+    : undefined;
+}
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Whether a URL's host is this machine's loopback: `localhost`, 127.0.0.0/8 (in any spelling a URL takes), `[::1]`. */
+function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.replace(/\.+$/, "");
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 const configSchema = z
   .object({
@@ -77,11 +116,35 @@ const configSchema = z
     /** the least time between two reads of the key set, whatever unknown key ids tokens name */
     JWT_JWKS_COOLDOWN_SECONDS: z.coerce.number().min(0).default(30),
     ADMIN_TOKEN: secret,
+    /**
+     * Named operators beside ADMIN_TOKEN (the operator `admin`, role admin): `name:token:role,…`, names
+     * `[a-z0-9_-]{1,32}`, tokens of 16 characters or more, roles `admin` or `read` (GET only). The audit
+     * log records the name (src/middleware/admin-auth.ts).
+     */
+    OPERATOR_TOKENS: z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        if (!v?.trim()) return [];
+        const operators = parseOperatorTokens(v);
+        if (!operators) ctx.addIssue({ code: "custom", message: "name:token:role, names and tokens unique" });
+        return operators ?? [];
+      }),
+    /**
+     * Operators signing in with the shop's own sign-in (the key set at JWT_JWKS_URL, `iss` JWT_ISSUER):
+     * tokens for this audience (never JWT_AUDIENCE: a shopper's token is never an operator's), their role
+     * (`admin` or `read`) in the claim OPERATOR_ROLE_CLAIM; the operator is `idp:<sub>` in the audit log.
+     */
+    OPERATOR_JWT_AUDIENCE: optionalText,
+    OPERATOR_ROLE_CLAIM: z
+      .string()
+      .regex(/^[A-Za-z0-9_:./-]{1,128}$/)
+      .default("flash_sale_role"),
     PRODUCT_TOKEN_SECRET: secret,
     /** Redis over Upstash's REST API (every runtime) … */
     UPSTASH_REDIS_REST_URL: z.url().optional(),
     UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
-    /** … or over TCP, `redis://` / `rediss://` (server runtimes only; wins when set): see src/services.ts. */
+    /** … or over TCP, `redis://` / `rediss://` (server runtimes only; wins when set): see src/runtime/create-services.ts. */
     REDIS_URL: z
       .string()
       .regex(/^rediss?:\/\//)
@@ -92,7 +155,7 @@ const configSchema = z
     QSTASH_NEXT_SIGNING_KEY: z.string().min(1),
     DATABASE_URL: z.string().min(1),
     NEON_HTTP_ENDPOINT: z.url().optional(),
-    /** `http` (Neon's SQL over HTTP) or `tcp` (a pool); unset: see `databaseDriver` in src/services.ts. */
+    /** `http` (Neon's SQL over HTTP) or `tcp` (a pool); unset: see `databaseDriver` in src/runtime/create-services.ts. */
     DATABASE_DRIVER: z.enum(["http", "tcp"]).optional(),
     PUBLIC_URL: z.url().transform((u) => u.replace(/\/+$/, "")),
     DEV_LOGIN: z
@@ -109,6 +172,11 @@ const configSchema = z
      */
     SHOPPER_LIMIT_USER_PER_WINDOW: positiveInt(20),
     SHOPPER_LIMIT_IP_PER_WINDOW: positiveInt(2000),
+    /**
+     * How much of an IPv6 address names one client in every per-address count (limits, stream budgets):
+     * its first IPV6_PREFIX_BITS bits, a /64 by default (src/limits/client-key.ts). IPv4 counts per address.
+     */
+    IPV6_PREFIX_BITS: z.coerce.number().int().min(1).max(128).default(64),
     SOLD_OUT_CACHE_MS: z.coerce.number().int().min(0).default(1000),
     CATALOG_REFRESH_MS: positiveInt(5000),
     STORE_CLOCK_REFRESH_MS: positiveInt(60_000),
@@ -125,17 +193,32 @@ const configSchema = z
     REALTIME_MAX_STREAMS_PER_IP: positiveInt(STREAMS_PER_IP),
     /** order streams one shopper may hold per isolate or process */
     REALTIME_MAX_STREAMS_PER_USER: positiveInt(STREAMS_PER_USER),
+    /** ticket streams (a waiting room's, GET …/queue/events) per isolate or process, a budget apart */
+    REALTIME_MAX_TICKET_STREAMS: positiveInt(STREAM_DEFAULTS.workers.ticket),
+    /** ticket streams one waiter may hold per isolate or process */
+    REALTIME_MAX_TICKET_STREAMS_PER_USER: positiveInt(TICKET_STREAMS_PER_USER),
     REALTIME_REFRESH_MS: positiveInt(250),
     /** a `: ping` after this long without a write; on workerd also how soon a disconnect is noticed */
     REALTIME_PING_MS: positiveInt(STREAM_DEFAULTS.workers.pingMs),
+    /** the share of requests (0 to 1) that write a structured log line; answers of 500 or more always do */
+    LOG_SAMPLE_RATE: z.coerce.number().min(0).max(1).default(0.01),
     /** how long a buy attempt may spend learning its outcome before it is voided (reserve-stock.ts) */
     BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
     /** QStash retries of a webhook delivery job (with its backoff) before it is dead-lettered (src/webhooks/) */
     WEBHOOK_DELIVERY_RETRIES: z.coerce.number().int().min(0).default(5),
     /**
+     * `true`: webhook endpoints may be loopback, private or link-local addresses and `localhost` names
+     * (the local stack's receivers); else they are refused at registration and at delivery
+     * (src/webhooks/endpoint-target.ts).
+     */
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: z
+      .enum(["true", "false"])
+      .default("false")
+      .transform((v) => v === "true"),
+    /**
      * Who decides "paid" (src/payments/): `stripe` (Checkout and its signed webhook), `manual` (the shop's
      * back end, POST /api/admin/orders/:orderId/payment), or `local` (the shopper's own /pay: local
-     * development only). Unset: `manual`.
+     * development only, so only with a loopback PUBLIC_URL). Unset: `manual`.
      */
     PAYMENT_PROVIDER: z.enum(["stripe", "manual", "local"]).default("manual"),
     /** The currency of every sale's prices (ISO 4217, lower case), what a payment must be made in. */
@@ -149,7 +232,7 @@ const configSchema = z
     /** Where the Stripe API is (default Stripe's own); locally the stand-in, local/stripe-server.ts. */
     STRIPE_API_BASE: z.url().optional(),
     /**
-     * Signs the `Admission` tokens of queue and draw sales (src/admission/admission-token.ts); unset: a
+     * Signs the `Admission` tokens of queue and draw sales (src/room/admission-token.ts); unset: a
      * key derived from JWT_SECRET (never JWT_SECRET itself, so an admission is never a shopper token).
      */
     ADMISSION_SECRET: secret.optional(),
@@ -168,9 +251,23 @@ const configSchema = z
     message: "PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET",
     path: ["STRIPE_SECRET_KEY"],
   })
+  .refine((c) => c.PAYMENT_PROVIDER !== "local" || isLoopbackUrl(c.PUBLIC_URL), {
+    message: "PAYMENT_PROVIDER=local needs a loopback PUBLIC_URL",
+    path: [
+      "PUBLIC_URL (PAYMENT_PROVIDER=local lets shoppers mark their own orders paid: local development only, with PUBLIC_URL on localhost, 127.0.0.0/8 or [::1])",
+    ],
+  })
+  .refine((c) => c.OPERATOR_TOKENS.every((o) => o.name !== "admin" && o.token !== c.ADMIN_TOKEN), {
+    message: "OPERATOR_TOKENS names `admin` (ADMIN_TOKEN's operator) or reuses ADMIN_TOKEN",
+    path: ["OPERATOR_TOKENS (no operator named admin, no token equal to ADMIN_TOKEN)"],
+  })
   .refine((c) => !c.JWT_JWKS_URL || (c.JWT_ISSUER && c.JWT_AUDIENCE), {
     message: "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE",
     path: ["JWT_ISSUER and JWT_AUDIENCE (required with JWT_JWKS_URL)"],
+  })
+  .refine((c) => !c.OPERATOR_JWT_AUDIENCE || (c.JWT_JWKS_URL && c.OPERATOR_JWT_AUDIENCE !== c.JWT_AUDIENCE), {
+    message: "OPERATOR_JWT_AUDIENCE needs JWT_JWKS_URL and must differ from JWT_AUDIENCE",
+    path: ["OPERATOR_JWT_AUDIENCE (with JWT_JWKS_URL; not the shoppers' JWT_AUDIENCE)"],
   });
 
 /** Typed, validated settings derived from {@link Env}. */

@@ -1,23 +1,17 @@
-import { Client as QStashClient } from "@upstash/qstash";
-import { Redis as UpstashRedis } from "@upstash/redis/cloudflare";
 import type { Db } from "./db/client";
-import { type Config, ConfigError } from "./env";
-import { createMemory, type Memory } from "./memory/memory";
+import type { Config } from "./env";
+import type { Memory } from "./memory/memory";
 import type { PaymentProvider } from "./payments/payment-provider";
-import { stripeProvider } from "./payments/stripe-provider";
-import type { Defer } from "./runtime/task-set";
-import { connectPostgresHttp } from "./stores/postgres-http";
-import { type QStashPublisher, withPublishTimeout } from "./stores/qstash-publisher";
+import type { QStashPublisher } from "./stores/qstash-publisher";
 import type { RedisStore } from "./stores/redis-store";
-import type { SqlStore } from "./stores/sql-store";
 
-export type { Defer } from "./runtime/task-set";
-
-const REDIS_TIMEOUT_MS = 2_000;
+/** Hands a promise over to be finished after the response; its failure is logged, never thrown. */
+export type Defer = (task: Promise<unknown>) => void;
 
 /**
  * What the engine runs on, built once per isolate (Workers) or process (Deno, Bun) from the parsed
- * settings and handed to the app and the scheduled handler: nothing below builds a client itself.
+ * settings (src/runtime/create-services.ts) and handed to the app and the scheduled handler: nothing
+ * below builds a client itself.
  */
 export type Services = {
   config: Config;
@@ -32,10 +26,35 @@ export type Services = {
   payments: PaymentProvider | null;
   /** Milliseconds since the epoch (the store's clock is src/stores/store-clock.ts). */
   clock: () => number;
+  /**
+   * The addresses a host name resolves to here (server runtimes, node:dns), for the webhook delivery's
+   * check of its target (src/webhooks/endpoint-target.ts); null on Workers, whose fetch cannot reach
+   * the shop's private network.
+   */
+  resolveHost: ResolveHost | null;
   /** Which drivers were chosen (logged at start by server runtimes). */
   drivers: { redis: "upstash-rest" | "tcp"; db: "neon-http" | "tcp" };
+  /** What the process counts for its `/metrics` (server runtimes); absent on Workers, where nothing is counted. */
+  metrics?: Metrics;
   /** Closes what holds connections (server runtimes, on shutdown). */
   close(): Promise<void>;
+};
+
+/**
+ * The engine's counts, as plain calls (src/runtime/prom-metrics.ts records them for Prometheus on Deno
+ * and Bun). Each call is a counter's increment: cheap enough for the buy's hot path.
+ */
+export type Metrics = {
+  /** One answered request: its route pattern (`/api/buy/:productToken`), method, status and duration in seconds. */
+  request(route: string, method: string, status: number, seconds: number): void;
+  /** One answer to a buy: `ADMITTED` (202) or the contract's error code. */
+  buyOutcome(code: string): void;
+  /** Units a first (not replayed) 202 reserved. */
+  unitsAdmitted(units: number): void;
+  /** One webhook delivery job's outcome (src/webhooks/deliver.ts). */
+  webhookDelivery(outcome: "delivered" | "failed" | "gone"): void;
+  /** A request answered 503 because a store failed it. */
+  storeError(store: string): void;
 };
 
 /** What one request or one scheduled run works with: the services, its clock reading, its background runner. */
@@ -46,6 +65,15 @@ export type PublishDeps = Pick<Services, "config" | "qstash">;
 
 /** What writing and publishing webhook events needs: Postgres (endpoints, outbox), the settings and QStash (src/webhooks/). */
 export type WebhookDeps = Pick<Deps, "db" | "config" | "qstash">;
+
+/** What announcing a sale's change to its webhooks needs: the sale read from Redis at one instant (src/webhooks/sale-status.ts). */
+export type AnnounceDeps = WebhookDeps & Pick<Deps, "redis">;
+
+/** What a buy's refusal from memory needs: the settings, the memory, Redis and the background runner (for the chart's count) (src/buy/refusal-from-memory.ts). */
+export type MemoryRefusalDeps = Pick<Deps, "config" | "memory" | "redis" | "defer">;
+
+/** What delivering webhook messages needs: the endpoints, the settings, how names resolve (src/webhooks/deliver.ts). */
+export type WebhookDeliveryDeps = Pick<Deps, "db" | "config" | "resolveHost">;
 
 /** What an order's lifecycle needs (write, pay, cancel, expire, restore: src/orders/). */
 export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash" | "memory">;
@@ -71,107 +99,8 @@ export type StatsDeps = Pick<Deps, "redis" | "db" | "memory">;
 /** What a reconciliation run needs (src/recovery/reconcile-sale.ts). */
 export type ReconcileDeps = Pick<Deps, "redis" | "db" | "config" | "qstash" | "now" | "memory">;
 
-/** TCP drivers, which only server runtimes can use; a Workers build does not bundle them. */
-export type TcpConnectors = {
-  redis(url: string): RedisStore & { close(): Promise<void> };
-  postgres(url: string): SqlStore & { close(): Promise<void> };
-};
-
-/**
- * The database driver: DATABASE_DRIVER when set; else `http` (Neon's SQL over HTTP) when
- * NEON_HTTP_ENDPOINT is set or the host is Neon's (`*.neon.tech`), or when there is no TCP driver
- * (Workers); else `tcp` (a pool).
- */
-export function databaseDriver(config: Config, tcpAvailable: boolean): "http" | "tcp" {
-  if (config.DATABASE_DRIVER) return config.DATABASE_DRIVER;
-  if (!tcpAvailable || config.NEON_HTTP_ENDPOINT) return "http";
-  const host = /@([^/:?]+)/.exec(config.DATABASE_URL)?.[1] ?? "";
-  return host.endsWith(".neon.tech") ? "http" : "tcp";
-}
-
-/**
- * Builds the services from parsed settings. The stores are chosen explicitly:
- *
- * - Redis: REDIS_URL set → one TCP connection (src/stores/redis-tcp.ts, server runtimes only: EVALSHA
- *   with the NOSCRIPT fallback, pipelined); else the Upstash REST client (every runtime; retries only
- *   network errors, briefly: callers that change state pass ids that make a repeated script a replay).
- * - Postgres: {@link databaseDriver}: Neon HTTP (src/stores/postgres-http.ts) or a TCP pool
- *   (src/stores/postgres-tcp.ts, server runtimes only).
- * - QStash: the client, pointed at QSTASH_URL when set (locally, the stand-in), each publish failing
- *   after 5 s without an answer (src/stores/qstash-publisher.ts).
- *
- * @example
- * const services = createServices(readConfig(env));                 // Workers
- * const services = createServices(config, { tcp: tcpConnectors });  // Deno, Bun
- */
-export function createServices(
-  config: Config,
-  options: { clock?: () => number; tcp?: TcpConnectors } = {},
-): Services {
-  const closers: Array<() => Promise<void>> = [];
-  let redis: RedisStore;
-  if (config.REDIS_URL) {
-    if (!options.tcp)
-      throw new ConfigError("REDIS_URL needs a server runtime (Deno, Bun); set UPSTASH_REDIS_REST_*");
-    const tcp = options.tcp.redis(config.REDIS_URL);
-    closers.push(() => tcp.close());
-    redis = tcp;
-  } else {
-    redis = new UpstashRedis({
-      url: config.UPSTASH_REDIS_REST_URL as string,
-      token: config.UPSTASH_REDIS_REST_TOKEN as string,
-      automaticDeserialization: false,
-      enableTelemetry: false,
-      retry: { retries: 2, backoff: (n) => 25 * 2 ** n },
-      signal: () => AbortSignal.timeout(REDIS_TIMEOUT_MS),
-    });
-  }
-  const dbDriver = databaseDriver(config, options.tcp !== undefined);
-  let db: Db;
-  if (dbDriver === "tcp") {
-    if (!options.tcp) throw new ConfigError("DATABASE_DRIVER=tcp needs a server runtime (Deno, Bun)");
-    const pool = options.tcp.postgres(config.DATABASE_URL);
-    closers.push(() => pool.close());
-    db = pool;
-  } else {
-    db = connectPostgresHttp(config.DATABASE_URL, {
-      ...(config.NEON_HTTP_ENDPOINT ? { endpoint: config.NEON_HTTP_ENDPOINT } : {}),
-    });
-  }
-  const qstash = withPublishTimeout(
-    new QStashClient({
-      token: config.QSTASH_TOKEN,
-      ...(config.QSTASH_URL ? { baseUrl: config.QSTASH_URL } : {}),
-      retry: { retries: 2, backoff: (n) => 50 * 2 ** n },
-    }),
-  );
-  return {
-    config,
-    redis,
-    db,
-    qstash,
-    payments:
-      config.PAYMENT_PROVIDER === "stripe"
-        ? stripeProvider({
-            secretKey: config.STRIPE_SECRET_KEY as string,
-            webhookSecret: config.STRIPE_WEBHOOK_SECRET as string,
-            apiBase: config.STRIPE_API_BASE,
-          })
-        : null,
-    memory: createMemory({
-      saleFeedMs: config.REALTIME_REFRESH_MS,
-      orderFeedMs: config.REALTIME_REFRESH_MS * 2,
-    }),
-    clock: options.clock ?? Date.now,
-    drivers: {
-      redis: config.REDIS_URL ? "tcp" : "upstash-rest",
-      db: dbDriver === "tcp" ? "tcp" : "neon-http",
-    },
-    close: async () => {
-      for (const close of closers) await close().catch(() => undefined);
-    },
-  };
-}
+/** The addresses (IPv4 or IPv6 text) a host name resolves to. */
+export type ResolveHost = (host: string) => Promise<string[]>;
 
 /** The deps of one request or scheduled run: the services, read at `now`, deferring to `defer`. */
 export function depsAt(services: Services, defer: Defer): Deps {

@@ -32,6 +32,32 @@ export function operator(baseUrl: string, adminToken: string) {
         paymentWindowSeconds: 3_600,
       });
     },
+    /**
+     * A live drop: one variant per entry of `variants` (each `units`, priced alike), `perUserLimit` across
+     * the drop, and a payment window of `paymentWindowSeconds`.
+     */
+    createDrop(
+      productId: string,
+      variants: string[],
+      units: number,
+      o: { perUserLimit: number; paymentWindowSeconds: number },
+    ): Promise<CreatedSale> {
+      const now = Date.now();
+      return call<CreatedSale>("POST", "/sales", {
+        productId,
+        name: `Benchmark ${productId}`,
+        variants: variants.map((variantId) => ({
+          variantId,
+          name: variantId,
+          priceCents: 12_900,
+          stock: units,
+        })),
+        perUserLimit: o.perUserLimit,
+        startsAt: new Date(now - 1_000).toISOString(),
+        endsAt: new Date(now + 24 * 3_600_000).toISOString(),
+        paymentWindowSeconds: o.paymentWindowSeconds,
+      });
+    },
     stats: (saleId: string) => call<SaleStats>("GET", `/sales/${saleId}/stats`),
     /** Adds (or removes) units of a live sale. */
     adjust: (saleId: string, delta: number) => call<unknown>("POST", `/sales/${saleId}/stock`, { delta }),

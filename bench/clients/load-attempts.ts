@@ -30,6 +30,7 @@ export function attempts(plan: LoadPlan): { count: number; at: (i: number) => At
     key?: string,
     token?: string,
     anonymous = false,
+    body?: string,
   ): Attempt => {
     const path = token ? plan.target.path.replace("{token}", token) : plan.target.path;
     const headers: Record<string, string> = { "cf-connecting-ip": ip };
@@ -37,10 +38,12 @@ export function attempts(plan: LoadPlan): { count: number; at: (i: number) => At
     if (key) headers["idempotency-key"] = key;
     if (!post) return { path, headers };
     headers["content-type"] = "application/json";
-    return { path, headers, body: `{"quantity":${quantity}}` };
+    return { path, headers, body: body ?? `{"quantity":${quantity}}` };
   };
   if (plan.kind === "list") {
-    const built = plan.items.map((it) => build(it.user, it.quantity, it.ip, it.key, it.token, it.anonymous));
+    const built = plan.items.map((it) =>
+      build(it.user, it.quantity, it.ip, it.key, it.token, it.anonymous, it.body),
+    );
     return { count: built.length, at: (i) => built[i] as Attempt };
   }
   const crowd = seedScenario({ users: plan.users, seed: plan.seed });

@@ -16,6 +16,8 @@ export type AttemptRecord = {
   labelIndex: Map<string, number>;
   /** Order id → units, of every order a 2xx answer named. */
   orders: Map<string, number>;
+  /** Order id → the index of the first attempt whose answer named it. */
+  orderAttempt: Map<string, number>;
 };
 
 export function attemptRecord(count: number): AttemptRecord {
@@ -27,6 +29,7 @@ export function attemptRecord(count: number): AttemptRecord {
     labels: [],
     labelIndex: new Map(),
     orders: new Map(),
+    orderAttempt: new Map(),
   };
 }
 

@@ -95,7 +95,10 @@ async function lane(r: Run): Promise<void> {
     const { label, order } = outcomeOf(answer);
     record(r.rec, i, label, ended - started, ended - r.t0);
     r.tick[label] = (r.tick[label] ?? 0) + 1;
-    if (order) r.rec.orders.set(order.id, order.quantity);
+    if (order) {
+      r.rec.orders.set(order.id, order.quantity);
+      if (!r.rec.orderAttempt.has(order.id)) r.rec.orderAttempt.set(order.id, i);
+    }
     if (r.splitAtSoldOut && r.phase === 0 && r.soldOutAtMs === null && label === "410 SOLD_OUT")
       pauseAtSoldOut(r, ended);
   }
@@ -171,6 +174,7 @@ function result(r: Run, cpuMicros: number): LoadResult {
     reservedOrders: orders.size,
     reservedUnits: sumUnits(orders),
     orderIds: [...orders.keys()],
+    orderAttempts: [...orders.keys()].map((id) => r.rec.orderAttempt.get(id) as number),
     cpuMicros,
   };
 }

@@ -28,8 +28,19 @@ export type ScenarioPlan = Common & {
 /** An explicit list of attempts (the per-outcome probes and their preparation). */
 export type ListPlan = Common & {
   kind: "list";
-  /** `token` fills `{token}` in the target's path; `anonymous` sends no Authorization header. */
-  items: { user: string; quantity: number; key?: string; ip: string; token?: string; anonymous?: boolean }[];
+  /**
+   * `token` fills `{token}` in the target's path; `anonymous` sends no Authorization header; `body` is sent
+   * as it is (a cart, `{"items":[…]}`) instead of `{"quantity":…}`.
+   */
+  items: {
+    user: string;
+    quantity: number;
+    key?: string;
+    ip: string;
+    token?: string;
+    anonymous?: boolean;
+    body?: string;
+  }[];
 };
 
 export type LoadPlan = ScenarioPlan | ListPlan;
@@ -73,9 +84,14 @@ export type LoadResult = {
   reservedOrders: number;
   reservedUnits: number;
   orderIds: string[];
+  /** For each of `orderIds`, the index of the first attempt whose answer named it. */
+  orderAttempts: number[];
   /** CPU the load generator itself used, µs (it shares the machine with the servers). */
   cpuMicros: number;
 };
+
+/** A run's figures without its order ids (what the result files keep). */
+export type LoadFigures = Omit<LoadResult, "orderIds" | "orderAttempts">;
 
 export type ToLoad = { type: "run"; plan: LoadPlan } | { type: "continue" };
 

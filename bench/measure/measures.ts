@@ -2,7 +2,7 @@
 
 import type { HotRowResult } from "../baselines/pg-hot-row";
 import type { DirectRun } from "../baselines/redis-direct";
-import type { LoadResult, PhaseSummary } from "../clients/protocol";
+import type { LoadFigures, LoadResult, PhaseSummary } from "../clients/protocol";
 import type { Costs } from "./meter";
 
 export type PerAttempt = {
@@ -82,7 +82,7 @@ export type Meta = {
 export type BenchResult = {
   meta: Meta;
   project: {
-    load: Omit<LoadResult, "orderIds">;
+    load: LoadFigures;
     phases: Measured[];
     soldOutAtMs: number | null;
     /** ms from the first request until every reserved order was in Postgres. */
@@ -101,10 +101,10 @@ export type BenchResult = {
   probes: ProbeResult[];
   /** The order pipeline measured with nothing else running: the probes' queued orders, delivered at once. */
   pipelineAlone: { orders: number; drainedMs: number | null; costs: Costs } | null;
-  noop: { load: Omit<LoadResult, "orderIds">; measured: Measured } | null;
+  noop: { load: LoadFigures; measured: Measured } | null;
   naive: {
     pool: number;
-    load: Omit<LoadResult, "orderIds">;
+    load: LoadFigures;
     phases: Measured[];
     units: number;
     orders: number;
@@ -121,7 +121,7 @@ export type BenchResult = {
   coldBurst?: ColdBurstResult;
 };
 
-export function withoutOrderIds(result: LoadResult): Omit<LoadResult, "orderIds"> {
-  const { orderIds: _ids, ...rest } = result;
+export function withoutOrderIds(result: LoadResult): LoadFigures {
+  const { orderIds: _ids, orderAttempts: _attempts, ...rest } = result;
   return rest;
 }

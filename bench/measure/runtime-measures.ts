@@ -1,6 +1,6 @@
 /** The records of the server runtimes' rows (bench/phases/runtimes.ts) and the figures of one measured phase. */
 
-import type { LoadResult, PhaseSummary } from "../clients/protocol";
+import type { LoadFigures, PhaseSummary } from "../clients/protocol";
 import type { Check } from "./checks";
 import { type Measured, perAttempt } from "./measures";
 import { Meter, type Reading } from "./meter";
@@ -14,7 +14,7 @@ export type RuntimeMeasured = Measured & { serverCpuMicros: number };
 export type RuntimeRow = {
   runtime: "deno" | "bun";
   engine: {
-    load: Omit<LoadResult, "orderIds">;
+    load: LoadFigures;
     phases: RuntimeMeasured[];
     soldOutAtMs: number | null;
     drainedAtMs: number | null;
@@ -25,7 +25,7 @@ export type RuntimeRow = {
   probes: (RuntimeMeasured & { name: string; expect: string; expectedShare: number })[];
   naive: {
     http: "native" | "node";
-    load: Omit<LoadResult, "orderIds">;
+    load: LoadFigures;
     phases: RuntimeMeasured[];
     units: number;
     orders: number;

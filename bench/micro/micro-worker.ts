@@ -9,11 +9,11 @@ import { Redis } from "@upstash/redis/cloudflare";
 import { createChallenge } from "altcha-lib/v1";
 import { Hono } from "hono";
 import { verify } from "hono/jwt";
-import { signAdmission, verifyAdmission } from "../../src/admission/admission-token";
-import { solvesJoinChallenge } from "../../src/admission/challenge";
 import { buildTokenFilter, parseTokenFilter } from "../../src/catalog/catalog";
 import { type Env, readConfig } from "../../src/env";
 import { parseJsonObject, readBoundedBody } from "../../src/http/read-body";
+import { signAdmission, verifyAdmission } from "../../src/room/admission-token";
+import { solvesJoinChallenge } from "../../src/room/challenge";
 import { buyEcho } from "../../test/support/echo-routes";
 
 type MicroEnv = Env & { NOOP_URL: string; BENCH_TOKEN: string; BENCH_PRODUCT_TOKEN: string };

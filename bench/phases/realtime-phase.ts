@@ -18,7 +18,7 @@ import { RedisStats } from "../measure/redis-stats";
 export type { RealtimeResult, RealtimeTarget };
 
 const POLL_EVERY_MS = 2_000;
-/** Watchers of a closed stream keep a lease this long (src/routes/event-streams.ts: 6 s). */
+/** Watchers of a closed stream keep a lease this long (src/responses/event-streams.ts: 6 s). */
 const SETTLE_MS = 7_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (v: number, digits = 1) => Math.round(v * 10 ** digits) / 10 ** digits;

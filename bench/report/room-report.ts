@@ -1,6 +1,15 @@
 /** The room phases' tables (bench/room.ts): the waiters by count, then the crowd and its checks. */
-import type { RoomResult } from "../room";
+import type { CrowdResult } from "../phases/room-crowd";
+import type { WaitersRow } from "../phases/room-waiters";
 import { table } from "./table";
+
+/** What the room phases measured (bench/room.ts): the waiters by count, then the crowd. */
+export type RoomResult = {
+  runtime: string;
+  loadAverage: { atStart: number[]; afterWaiters?: number[]; atEnd: number[] };
+  waiters: WaitersRow[];
+  crowd: CrowdResult | null;
+};
 
 export function printRoom(r: RoomResult, out: (s: string) => void = console.log): void {
   const load = (l?: number[]) => (l ? l.map((v) => v.toFixed(2)).join(" ") : "–");

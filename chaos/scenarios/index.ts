@@ -3,6 +3,7 @@ import { adminAdjustRetries } from "./admin-adjust-retries";
 import { clockSkew } from "./clock-skew";
 import { coldBurst } from "./cold-burst";
 import { crashBeforePublish } from "./crash-before-publish";
+import { dropCrowd } from "./drop-crowd";
 import { halfOpen } from "./half-open";
 import { jobEndpointDown } from "./job-endpoint-down";
 import { lateWritesAfterQuiet } from "./late-writes";
@@ -37,4 +38,5 @@ export const scenarios: Scenario[] = [
   slotExhaustion,
   paymentStorm,
   roomCrowd,
+  dropCrowd,
 ];

@@ -25,9 +25,13 @@ export async function unlock(token) {
   return r;
 }
 
-/** `callApi` on `/api/admin${path}` with the stored token. */
+/**
+ * `callApi` on `/api/admin${path}` with the stored token. A change that went through (any method but
+ * GET answered 2xx) is announced as the window's `admin-change` event, for the audit panel.
+ */
 export async function adminApi(path, options = {}) {
   const r = await callApi(`/api/admin${path}`, { ...options, token: adminToken() ?? "" });
   if (r.status === 401) lock();
+  if (r.ok && (options.method ?? "GET") !== "GET") window.dispatchEvent(new Event("admin-change"));
   return r;
 }

@@ -1,4 +1,5 @@
 import { adminApi, adminToken, lock, setLockHandler, unlock } from "./admin-session.js";
+import { mountAuditLog } from "./audit-log.js";
 import { mountDeadLetters } from "./dead-letters.js";
 import { byId } from "./dom.js";
 import { mountLiveView } from "./live-view.js";
@@ -15,6 +16,7 @@ const live = mountLiveView({ onSaleChanged: () => refreshSales() });
 const panel = mountSalesPanel({ onSelect: (sale) => live.show(sale) });
 const deadLetters = mountDeadLetters();
 const webhooks = mountWebhooks();
+const auditLog = mountAuditLog();
 mountSaleForm({
   onCreated: async (sale) => {
     panel.select(sale.saleId);
@@ -41,6 +43,7 @@ function showConsole(open) {
     refreshSales();
     deadLetters.refresh();
     webhooks.refresh();
+    auditLog.refresh();
     listTimer = setInterval(refreshSales, LIST_REFRESH_MS);
   } else {
     live.stop();

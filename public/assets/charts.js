@@ -170,3 +170,61 @@ export function drawOutcomeChart(el, points, { nowSec, windowSec = 60 }) {
   f.root.append(bars);
   el.replaceChildren(f.root);
 }
+
+export const VARIANT_SERIES = [
+  { key: "paid", label: "paid", color: "#12805c" },
+  { key: "held", label: "held", color: "#e39b17" },
+  { key: "left", label: "left", color: "#d6332a" },
+];
+
+/**
+ * Each variant as one horizontal bar across its stock: paid, held (reserved, not paid yet) and left.
+ * `rows` = `[{ name, stock, remaining, paidUnits, liveUnits }]`; the chart grows with the rows.
+ */
+export function drawVariantChart(el, rows) {
+  const rowH = 26;
+  const label = 72;
+  const figures = 92;
+  const width = Math.max(240, el.clientWidth);
+  const height = rows.length * rowH + 6;
+  const said = rows.map((r) =>
+    r.remaining > 0 ? `${r.name} ${r.remaining} of ${r.stock} left` : `${r.name} sold out`,
+  );
+  const root = svg("svg", {
+    viewBox: `0 0 ${width} ${height}`,
+    role: "img",
+    "aria-label": `Each variant: ${said.join(", ")}`,
+  });
+  const barW = Math.max(40, width - label - figures);
+  rows.forEach((r, i) => {
+    const y = i * rowH + 4;
+    const parts = {
+      paid: Math.max(0, r.paidUnits ?? 0),
+      held: Math.max(0, (r.liveUnits ?? 0) - (r.paidUnits ?? 0)),
+      left: Math.max(0, r.remaining),
+    };
+    const scale = Math.max(1, r.stock, parts.paid + parts.held + parts.left);
+    const g = svg("g", { "data-variant-id": r.variantId });
+    g.append(
+      svg("title", {}, said[i]),
+      svg("text", { x: 0, y: y + 14 }, r.name.length > 10 ? `${r.name.slice(0, 9)}…` : r.name),
+      svg("rect", { x: label, y, width: barW, height: rowH - 8, rx: 3, fill: "#f1f0ec" }),
+    );
+    let x = label;
+    for (const s of VARIANT_SERIES) {
+      const w = (parts[s.key] / scale) * barW;
+      if (w > 0) g.append(svg("rect", { x, y, width: w, height: rowH - 8, fill: s.color }));
+      x += w;
+    }
+    g.append(
+      svg(
+        "text",
+        { x: width, y: y + 14, "text-anchor": "end" },
+        r.remaining > 0 ? `${r.remaining.toLocaleString()} / ${r.stock.toLocaleString()}` : "sold out",
+      ),
+    );
+    root.append(g);
+  });
+  el.style.height = `${height}px`;
+  el.replaceChildren(root);
+}

@@ -3,10 +3,12 @@ import { drawOutcomeChart, drawStockChart, OUTCOME_SERIES, seriesCounts } from "
 import { serverNow } from "./clock.js";
 import { byId, h, setText } from "./dom.js";
 import { formatInt, formatMoney, formatWhen } from "./format.js";
+import { renderVariantSelect, renderVariantStats, selectedVariant } from "./live-variants.js";
 import { followSale } from "./operator-stream.js";
 import { renderReconcileReport } from "./reconcile-report.js";
 import { mountRoomView } from "./room-view.js";
 import { statusBadge } from "./sale-status.js";
+import { hasChoice, priceLine, variantsOf } from "./variants.js";
 
 const SAMPLE_MS = 1000;
 const MAX_SAMPLES = 900;
@@ -15,7 +17,8 @@ const MAX_SAMPLES = 900;
  * The live view of one sale: its stats and per-second outcome timeline are pushed through
  * `GET /api/admin/sales/:id/events` (a fetch stream: it needs the operator token); only while that
  * stream is down does it poll them every second. The latest stats are sampled every second (kept in
- * the page, per sale, for the stock chart). Runs pause/resume, stock adjustments and reconciliation.
+ * the page, per sale, for the stock chart); a sale of several variants also charts each one. Runs
+ * pause/resume, stock adjustments (per variant on a sale of several) and reconciliation.
  * `onSaleChanged(sale)` lets the sales list refresh after an action.
  */
 export function mountLiveView({ onSaleChanged }) {
@@ -36,10 +39,14 @@ export function mountLiveView({ onSaleChanged }) {
     el.className = `badge ${badge.tone}`;
     setText(el, badge.text);
     setText(byId("live-name"), sale.name);
+    const price = hasChoice(sale)
+      ? `${variantsOf(sale).length} variants, ${priceLine(sale)}`
+      : formatMoney(sale.priceCents);
     setText(
       byId("live-meta"),
-      `${formatMoney(sale.priceCents)} · limit ${sale.perUserLimit} · ${formatWhen(sale.startsAt)} – ${formatWhen(sale.endsAt)}`,
+      `${price} · limit ${sale.perUserLimit} · ${formatWhen(sale.startsAt)} – ${formatWhen(sale.endsAt)}`,
     );
+    renderVariantSelect(sale);
     setText(byId("live-token"), sale.productToken ?? "");
     const pause = byId("pause-button");
     setText(pause, sale.status === "paused" ? "Resume" : "Pause");
@@ -67,6 +74,7 @@ export function mountLiveView({ onSaleChanged }) {
   }
 
   function renderCharts() {
+    renderVariantStats(sale, latest);
     const list = samples();
     const last = list.at(-1);
     drawStockChart(byId("stock-chart"), list, { stock: last?.stock ?? sale.stock, now: serverNow() });
@@ -152,6 +160,7 @@ export function mountLiveView({ onSaleChanged }) {
     const input = byId("stock-delta");
     const error = byId("stock-error");
     const delta = Number(input.value);
+    const variantId = selectedVariant();
     if (!Number.isInteger(delta) || delta === 0) {
       error.textContent = "Enter a whole number other than 0, e.g. 50 or -10.";
       input.setAttribute("aria-invalid", "true");
@@ -159,9 +168,12 @@ export function mountLiveView({ onSaleChanged }) {
     }
     // one Idempotency-Key per adjustment, reused when the operator sends the same one again after a
     // failure whose outcome is unknown (503, no connection): it is applied once whatever failed
-    if (pendingAdjustment?.saleId !== sale.saleId || pendingAdjustment.delta !== delta)
-      pendingAdjustment = { saleId: sale.saleId, delta, key: crypto.randomUUID() };
-    const r = await act("/stock", { delta }, { "Idempotency-Key": pendingAdjustment.key });
+    const same =
+      pendingAdjustment?.saleId === sale.saleId &&
+      pendingAdjustment.delta === delta &&
+      pendingAdjustment.variantId === variantId;
+    if (!same) pendingAdjustment = { saleId: sale.saleId, delta, variantId, key: crypto.randomUUID() };
+    const r = await act("/stock", { delta, variantId }, { "Idempotency-Key": pendingAdjustment.key });
     if (r.ok || (r.status >= 400 && r.status < 500)) pendingAdjustment = null;
     input.setAttribute("aria-invalid", String(!r.ok));
     error.textContent = r.ok

@@ -1,13 +1,23 @@
 import { serverNow } from "./clock.js";
-import { byId, setText } from "./dom.js";
+import { byId, h, setText } from "./dom.js";
 import { formatCountdown, formatMoney, formatWhen } from "./format.js";
 import { icons } from "./icons.js";
 import { shopperMessage } from "./messages.js";
 import { trackOrder } from "./order-tracker.js";
 import { cancelOrder, openCheckout, payOrder } from "./purchase.js";
+import { hasChoice } from "./variants.js";
 
 const FINAL = new Set(["paid", "expired", "cancelled"]);
 const storageKey = (userId, saleId) => `flashsale.order.${userId}.${saleId}`;
+
+/** What the order costs: its `amountCents`, else (a body from before carts) the sale's price per unit. */
+export const orderAmount = (order, sale) => order.amountCents ?? sale.priceCents * order.quantity;
+
+/** The order's lines worth listing: those of a cart (a sale of several variants), else none. */
+function linesOf(order, sale) {
+  const items = Array.isArray(order.items) ? order.items : [];
+  return hasChoice(sale) || items.length > 1 ? items : [];
+}
 
 /**
  * The shopper's current order for the sale on screen: tracks it (polling), renders its state, and
@@ -23,8 +33,12 @@ export function createOrderFlow(hooks) {
   let tracker = null;
   let busy = false;
   let deadlineHtml = null;
+  let linesShown = "";
 
   function show(next) {
+    // a state without the lines (a read before the order was written) keeps those the buy knew
+    if (next && order?.orderId === next.orderId && !next.items && order.items)
+      next = { ...next, items: order.items, amountCents: next.amountCents ?? order.amountCents };
     const wasActive = order !== null;
     const changed = next && next.status !== order?.status;
     order = next;
@@ -66,7 +80,11 @@ export function createOrderFlow(hooks) {
   function render() {
     const sale = hooks.getSale();
     const now = serverNow();
-    const what = `${order.quantity} × ${sale.name}`;
+    const lines = linesOf(order, sale);
+    const what = lines.length
+      ? `${sale.name}: ${lines.map((l) => `${l.name} × ${l.quantity}`).join(", ")}`
+      : `${order.quantity} × ${sale.name}`;
+    const amount = orderAmount(order, sale);
     const late = order.status === "awaiting_payment" && Date.parse(order.expiresAt) <= now;
     panel.dataset.status = order.status;
     const view = {
@@ -87,17 +105,40 @@ export function createOrderFlow(hooks) {
     );
     setText(byId("receipt-order"), order.orderId.slice(-8).toUpperCase());
     setText(byId("receipt-qty"), String(order.quantity));
-    setText(byId("receipt-total"), formatMoney(sale.priceCents * order.quantity));
+    setText(byId("receipt-total"), formatMoney(amount));
+    renderLines(lines);
     const open = order.status === "queued" || order.status === "awaiting_payment";
     payButton.hidden = !open;
     payButton.disabled = busy || order.status !== "awaiting_payment" || late;
-    payButton.textContent = busy ? "Paying…" : `Pay ${formatMoney(sale.priceCents * order.quantity)}`;
+    payButton.textContent = busy ? "Paying…" : `Pay ${formatMoney(amount)}`;
     cancelButton.hidden = !open;
     cancelButton.disabled = busy;
     againButton.hidden = open;
     againButton.textContent = order.status === "paid" ? "Done" : "Back to the sale";
     deadlineHtml = null;
     tick();
+  }
+
+  /** The receipt's lines (a cart's order): name, units × price, line total; hidden for a single product. */
+  function renderLines(lines) {
+    const key = JSON.stringify(lines);
+    if (key === linesShown) return;
+    linesShown = key;
+    const list = byId("receipt-lines");
+    list.hidden = lines.length === 0;
+    list.replaceChildren(
+      ...lines.map((l) =>
+        h(
+          "li",
+          { "data-variant-id": l.variantId },
+          h("span", { class: "receipt-line-name" }, l.name),
+          " ",
+          h("span", { class: "receipt-line-qty num" }, `${l.quantity} × ${formatMoney(l.priceCents)}`),
+          " ",
+          h("span", { class: "receipt-line-total num" }, formatMoney(l.priceCents * l.quantity)),
+        ),
+      ),
+    );
   }
 
   function tick() {
@@ -169,10 +210,17 @@ export function createOrderFlow(hooks) {
   });
 
   return {
-    /** A 202 from the buy route: show "queued" at once and start polling. */
-    start(accepted, shopper) {
+    /**
+     * A 202 from the buy route: show "queued" at once and start following it. A cart's buy passes its
+     * `lines` (`{ variantId, name, quantity, priceCents }`), shown until the order itself lists them.
+     */
+    start(accepted, shopper, lines = null) {
       const now = new Date(serverNow()).toISOString();
-      follow(accepted.orderId, shopper, { ...accepted, saleId: hooks.getSale().saleId, createdAt: now });
+      const first = { ...accepted, saleId: hooks.getSale().saleId, createdAt: now };
+      if (lines && !first.items) first.items = lines;
+      if (lines && first.amountCents === undefined)
+        first.amountCents = lines.reduce((sum, l) => sum + l.priceCents * l.quantity, 0);
+      follow(accepted.orderId, shopper, first);
     },
     /** Picks up the order this shopper left open on this sale (after a reload). */
     restore(shopper) {

@@ -8,11 +8,13 @@ const MAX_RETRIES = 3;
  * One shopper click on "Buy": a fresh Idempotency-Key, reused for every automatic retry of that click
  * (network failure, 429, 503), so a retry can never reserve twice. `onRetry(result, waitMs)` lets the
  * page show the wait. Returns the last API result (202 `{ orderId, status, quantity, expiresAt }` or an error).
+ * A cart (a sale of several variants) passes `items` (`[{ variantId, quantity }]`), reserved all or none.
  *
  * @example
  * const r = await buyOnce({ productToken, quantity: 1, token, onRetry: showWait });
+ * const c = await buyOnce({ productToken, items: [{ variantId: "42", quantity: 1 }], token });
  */
-export async function buyOnce({ productToken, quantity, token, admission, onRetry }) {
+export async function buyOnce({ productToken, quantity, items, token, admission, onRetry }) {
   const idempotencyKey = crypto.randomUUID();
   const headers = { "Idempotency-Key": idempotencyKey };
   // queue and draw sales: the ticket's admission token (queue-panel.js)
@@ -21,7 +23,7 @@ export async function buyOnce({ productToken, quantity, token, admission, onRetr
     const result = await callApi(`/api/buy/${encodeURIComponent(productToken)}`, {
       method: "POST",
       token,
-      body: { quantity },
+      body: items ? { items } : { quantity },
       headers,
     });
     if (result.ok || !isTransient(result) || attempt >= MAX_RETRIES) return result;

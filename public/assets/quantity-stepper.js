@@ -1,17 +1,20 @@
 import { byId } from "./dom.js";
 
 /**
- * The − [n] + quantity control, clamped to 1…`max()`. `onChange()` runs after every change.
+ * The − [n] + quantity control, clamped to 1…`max()`. `onChange()` runs after every change. The page's
+ * own stepper by default; a cart line passes its own `input`, `dec` and `inc` elements.
  *
  * @example
  * const qty = createQuantityStepper({ max: () => sale.perUserLimit, onChange: render });
  * qty.value(); qty.set(2); qty.render();
  */
-export function createQuantityStepper({ max, onChange }) {
-  const input = byId("qty-input");
-  const dec = byId("qty-dec");
-  const inc = byId("qty-inc");
-
+export function createQuantityStepper({
+  max,
+  onChange,
+  input = byId("qty-input"),
+  dec = byId("qty-dec"),
+  inc = byId("qty-inc"),
+}) {
   function value() {
     const n = Math.round(Number(input.value));
     return Math.min(max(), Math.max(1, Number.isFinite(n) ? n : 1));

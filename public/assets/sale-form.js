@@ -1,6 +1,7 @@
 import { adminApi } from "./admin-session.js";
 import { serverNow } from "./clock.js";
 import { byId } from "./dom.js";
+import { mountVariantRows } from "./variant-rows.js";
 
 const FIELDS = [
   "name",
@@ -13,6 +14,8 @@ const FIELDS = [
   "endsAt",
   "admission",
   "proofOfWork",
+  "description",
+  "imageUrl",
 ];
 const INPUT_OF = {
   name: "f-name",
@@ -25,6 +28,8 @@ const INPUT_OF = {
   endsAt: "f-endsAt",
   admission: "f-admission",
   proofOfWork: "f-proofOfWork",
+  description: "f-description",
+  imageUrl: "f-imageUrl",
 };
 
 /**
@@ -33,7 +38,7 @@ const INPUT_OF = {
  */
 export function friendlyFieldError(field, message) {
   if (field === "priceCents")
-    return /number/i.test(message) ? "Enter a price." : "Enter a price from $0 to $10,000,000.";
+    return /number|^enter/i.test(message) ? "Enter a price." : "Enter a price from $0 to $10,000,000.";
   if (field === "paymentWindowSeconds") return "Between 1 minute and 7 days.";
   return message;
 }
@@ -59,12 +64,20 @@ function isoOrRaw(value) {
 /**
  * The create-sale form: sends `POST /api/admin/sales` and shows each field's error from the 400
  * (`error.fields`) next to its input; a 409 CONFLICT goes next to the product id. `onCreated(sale)`.
+ * With variant rows the body carries `variants` instead of the sale's own price and stock.
  */
 export function mountSaleForm({ onCreated }) {
   const form = byId("sale-form");
   const status = byId("form-status");
   const button = byId("create-button");
   const value = (id) => byId(id).value;
+  const rows = mountVariantRows({
+    start: () => ({ variantId: "", priceCents: value("f-price"), stock: value("f-stock") }),
+    onChange: (count) => {
+      byId("price-field").hidden = count > 0;
+      byId("stock-field").hidden = count > 0;
+    },
+  });
 
   function defaults() {
     const start = Math.ceil((serverNow() + 5 * 60_000) / 60_000) * 60_000;
@@ -78,8 +91,26 @@ export function mountSaleForm({ onCreated }) {
       byId(`e-${field}`).textContent = message ? friendlyFieldError(field, message) : "";
       byId(INPUT_OF[field]).setAttribute("aria-invalid", String(Boolean(message)));
     }
+    // with variant rows the sale's own price and stock are hidden: their errors show with the variants
+    const hiddenField = rows.count() > 0 ? (fields.priceCents ?? fields.stock) : undefined;
+    byId("e-variants").textContent = fields.variants ?? hiddenField ?? "";
+    const firstRow = rows.showErrors(fields, friendlyFieldError);
     const first = FIELDS.find((f) => fields[f]);
     if (first) byId(INPUT_OF[first]).focus();
+    else firstRow?.focus();
+  }
+
+  /** The variant rows as the body's `variants` (prices in cents; empty optional inputs left out). */
+  function variants() {
+    return rows.values().map((v) => ({
+      variantId: v.variantId,
+      name: v.name,
+      priceCents: numberOrRaw(v.priceCents, 100),
+      stock: numberOrRaw(v.stock),
+      perUserLimit: numberOrRaw(v.perUserLimit),
+      description: v.description || undefined,
+      imageUrl: v.imageUrl || undefined,
+    }));
   }
 
   function say(text, tone) {
@@ -100,7 +131,14 @@ export function mountSaleForm({ onCreated }) {
       endsAt: isoOrRaw(value("f-endsAt")),
       admission: value("f-admission"),
       proofOfWork: byId("f-proofOfWork").checked,
+      description: value("f-description").trim() || undefined,
+      imageUrl: value("f-imageUrl").trim() || undefined,
     };
+    if (rows.count() > 0) {
+      body.priceCents = undefined;
+      body.stock = undefined;
+      body.variants = variants();
+    }
     button.disabled = true;
     say("Creating…", "info");
     const r = await adminApi("/sales", { method: "POST", body });
@@ -109,6 +147,7 @@ export function mountSaleForm({ onCreated }) {
       showErrors({});
       say(`Created “${r.data.name}”.`, "ok");
       form.reset();
+      rows.clear();
       defaults();
       onCreated(r.data);
     } else if (r.error.code === "INVALID_REQUEST" && r.error.fields) {

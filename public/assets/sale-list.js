@@ -2,11 +2,54 @@ import { callApi } from "./api.js";
 import { serverNow } from "./clock.js";
 import { byId, h, setText } from "./dom.js";
 import { formatInt, formatMoney } from "./format.js";
-import { productArtStyle, productInitials } from "./product-art.js";
+import { productArtStyle, productImageUrl, productInitials } from "./product-art.js";
 import { watchSaleList } from "./sale-list-stream.js";
 import { statusBadge, whenLine } from "./sale-status.js";
+import { hasChoice, isGone, priceLine, variantsOf } from "./variants.js";
 
 const REFRESH_MS = 5000;
+const MAX_CHIPS = 8;
+
+/** The card's artwork: the sale's image when it has one (the monogram while it loads or if it fails). */
+function art(sale) {
+  const url = productImageUrl(sale);
+  const initials = h("span", { class: "product-initials" }, productInitials(sale.name));
+  if (!url) return [initials];
+  const img = h("img", { class: "product-image", src: url, alt: "", loading: "lazy" });
+  img.addEventListener("load", () => {
+    initials.hidden = true;
+  });
+  img.addEventListener("error", () => {
+    img.hidden = true;
+  });
+  return [initials, img];
+}
+
+/** A sale of several variants: its options as chips, those that are gone greyed and said so. */
+function chips(sale) {
+  if (!hasChoice(sale)) return null;
+  const variants = variantsOf(sale);
+  const shown = variants.slice(0, MAX_CHIPS);
+  return h(
+    "ul",
+    { class: "variant-chips", "aria-label": "Options" },
+    ...shown.map((v) =>
+      h(
+        "li",
+        {
+          class: "variant-chip",
+          "data-variant-id": v.variantId,
+          "data-state": isGone(v) ? "sold_out" : "available",
+        },
+        v.name,
+        isGone(v) ? h("span", { class: "visually-hidden" }, " (sold out)") : null,
+      ),
+    ),
+    variants.length > shown.length
+      ? h("li", { class: "variant-chip more" }, `+${variants.length - shown.length}`)
+      : null,
+  );
+}
 
 function card(sale) {
   const badge = statusBadge(sale.status);
@@ -25,7 +68,7 @@ function card(sale) {
         "div",
         { class: "sale-card-art", style: productArtStyle(sale), "aria-hidden": "true" },
         h("span", { class: `badge ${badge.tone}` }, badge.text),
-        h("span", { class: "product-initials" }, productInitials(sale.name)),
+        ...art(sale),
       ),
       h(
         "div",
@@ -34,7 +77,11 @@ function card(sale) {
         h(
           "div",
           { class: "sale-card-row" },
-          h("span", { class: "sale-card-price num" }, formatMoney(sale.priceCents)),
+          h(
+            "span",
+            { class: "sale-card-price num" },
+            hasChoice(sale) ? priceLine(sale) : formatMoney(sale.priceCents),
+          ),
           h("span", { class: "sale-card-when num", "data-when": "" }, whenLine(sale, serverNow())),
         ),
         h(
@@ -47,6 +94,7 @@ function card(sale) {
           { class: "stock-bar", "aria-hidden": "true" },
           h("span", { style: `width:${share * 100}%` }),
         ),
+        chips(sale),
       ),
     ),
   );

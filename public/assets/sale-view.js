@@ -1,5 +1,6 @@
 import { callApi } from "./api.js";
 import { buyButtonState } from "./buy-button.js";
+import { createCartPanel } from "./cart-panel.js";
 import { serverNow } from "./clock.js";
 import { byId, setText } from "./dom.js";
 import { formatSeconds } from "./format.js";
@@ -9,18 +10,20 @@ import { createOrderFlow } from "./order-flow.js";
 import { buyOnce } from "./purchase.js";
 import { createQuantityStepper } from "./quantity-stepper.js";
 import { createQueuePanel } from "./queue-panel.js";
-import { renderSaleFacts, renderSaleIdentity } from "./sale-facts.js";
+import { renderSaleArt, renderSaleFacts, renderSaleIdentity } from "./sale-facts.js";
 import { statusAt } from "./sale-status.js";
 import { watchSale } from "./sale-stream.js";
 import { createTimer } from "./sale-timer.js";
 import { sayOnStage, showOrderLayer } from "./stage.js";
+import { hasChoice, variantById } from "./variants.js";
 
 const REFRESH_MS = 3000;
 const OPENING_POLL_MS = 300;
 
 /**
- * One sale's page: facts, the countdown on the server's clock, the quantity stepper and the buy button
- * (enabled only once the API says the sale is live and hands out its product token), then the order.
+ * One sale's page: facts, the countdown on the server's clock, the quantity stepper (or, for a sale of
+ * several variants, the picker and the cart) and the buy button (enabled only once the API says the sale
+ * is live and hands out its product token), then the order.
  * The sale's state is pushed (sale-stream.js); the page polls only while that stream is down.
  * `account` is the header's account area (to open sign-in); `onSignedOut()` re-renders it.
  */
@@ -57,6 +60,11 @@ export function mountSaleView({ account, onSignedOut }) {
     onChange: () => render(),
   });
 
+  const cart = createCartPanel({ onChange: () => render(), say });
+
+  /** The variant names a cart's error messages use (null on a sale of one). */
+  const variantName = () => (sale && hasChoice(sale) ? (id) => variantById(sale, id)?.name ?? id : null);
+
   function say(text, tone = "error") {
     sayOnStage(order.active, text, tone);
   }
@@ -66,19 +74,23 @@ export function mountSaleView({ account, onSignedOut }) {
     const now = serverNow();
     const status = statusAt(sale, now);
     renderSaleFacts(sale, status);
-    qty.render();
+    if (hasChoice(sale)) cart.render();
+    else qty.render();
+    renderSaleArt(sale, cart.focused());
     timer.render(sale, status, now);
-    renderButton(status, now, qty.value());
+    renderButton(status, now);
   }
 
-  function renderButton(status, now, quantity) {
+  function renderButton(status, now) {
+    const choice = hasChoice(sale);
     const state = buyButtonState({
       sale,
       status,
       signedIn: Boolean(shopper),
       buying,
       waitMs: waitUntil - now,
-      quantity,
+      quantity: choice ? cart.units() : qty.value(),
+      amountCents: choice ? cart.amount() : undefined,
     });
     if (shopper && room.gated() && !room.admission() && status === "live") {
       state.enabled = false;
@@ -95,6 +107,7 @@ export function mountSaleView({ account, onSignedOut }) {
     if (!sale || next.saleId !== sale.saleId) return;
     const wasLive = sale.status === "live";
     sale = next;
+    cart.update(sale);
     if (!wasLive && sale.status === "live")
       setText(byId("timer-announce"), "The sale is open. You can buy now.");
     render();
@@ -121,12 +134,20 @@ export function mountSaleView({ account, onSignedOut }) {
     event.preventDefault();
     if (!shopper) return account.open();
     if (!sale?.productToken || buying) return;
+    const lines = hasChoice(sale)
+      ? cart.items().map((item) => {
+          const variant = variantById(sale, item.variantId);
+          return { ...item, name: variant?.name ?? item.variantId, priceCents: variant?.priceCents ?? 0 };
+        })
+      : null;
+    if (lines?.length === 0) return;
     buying = true;
     say("");
     render();
     const r = await buyOnce({
       productToken: sale.productToken,
       quantity: qty.value(),
+      items: lines?.map(({ variantId, quantity }) => ({ variantId, quantity })),
       token: shopper.token,
       admission: room.admission(),
       onRetry: (res, ms) => say(shopperMessage(res.error, { retryAfter: ms / 1000 }), "info"),
@@ -134,7 +155,8 @@ export function mountSaleView({ account, onSignedOut }) {
     buying = false;
     if (r.ok) {
       say("");
-      order.start(r.data, shopper);
+      order.start(r.data, shopper, lines);
+      if (lines) cart.clear();
     } else {
       failed(r);
     }
@@ -144,11 +166,20 @@ export function mountSaleView({ account, onSignedOut }) {
 
   function failed(r) {
     const code = r.error.code;
-    say(shopperMessage(r.error, { retryAfter: r.retryAfter, perUserLimit: sale.perUserLimit }));
+    const named = variantName();
+    say(
+      shopperMessage(r.error, {
+        retryAfter: r.retryAfter,
+        perUserLimit: sale.perUserLimit,
+        variantName: named,
+      }),
+    );
     if (code === "RATE_LIMITED" || code === "UNAVAILABLE")
       waitUntil = serverNow() + (r.retryAfter ?? 2) * 1000;
-    if (code === "INSUFFICIENT_STOCK" && r.error.remaining > 0) qty.set(r.error.remaining);
-    if (code === "LIMIT_EXCEEDED" && r.error.mayStillBuy > 0) qty.set(r.error.mayStillBuy);
+    if (code === "INSUFFICIENT_STOCK" && named && Array.isArray(r.error.variants))
+      cart.lowerTo(r.error.variants);
+    else if (code === "INSUFFICIENT_STOCK" && r.error.remaining > 0) qty.set(r.error.remaining);
+    if (code === "LIMIT_EXCEEDED" && !named && r.error.mayStillBuy > 0) qty.set(r.error.mayStillBuy);
     if (code === "UNAUTHENTICATED") {
       signOut();
       shopper = null;
@@ -178,6 +209,7 @@ export function mountSaleView({ account, onSignedOut }) {
       lastFetch = Date.now();
       renderSaleIdentity(sale);
       qty.reset();
+      cart.show(sale);
       order.restore(shopper);
       room.show(sale, shopper);
       render();

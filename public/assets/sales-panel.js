@@ -1,6 +1,7 @@
 import { byId, h } from "./dom.js";
 import { formatInt, formatWhen } from "./format.js";
 import { statusBadge } from "./sale-status.js";
+import { hasChoice } from "./variants.js";
 
 /** The operator's list of sales; `onSelect(sale)` when one is picked. */
 export function mountSalesPanel({ onSelect }) {
@@ -37,7 +38,7 @@ export function mountSalesPanel({ onSelect }) {
             h(
               "span",
               { class: "sale-row-meta num" },
-              `${formatInt(sale.remaining)} / ${formatInt(sale.stock)} left · starts ${formatWhen(sale.startsAt)}`,
+              `${formatInt(sale.remaining)} / ${formatInt(sale.stock)} left${hasChoice(sale) ? ` in ${sale.variants.length} variants` : ""} · starts ${formatWhen(sale.startsAt)}`,
             ),
           ),
         );

@@ -3,11 +3,28 @@ import type { RebuildReport } from "../recovery/rebuild";
 import type { ReconcileReport } from "../recovery/reconcile-sale";
 import { COUNTER_FIELDS } from "../recovery/sale-counters";
 import type { SaleStats } from "../recovery/sale-stats";
+import type { VariantStats } from "../recovery/variant-stats";
 import type { TimelinePoint } from "../stock/timeline";
 
 const count = (description: string, example: number) => z.int().min(0).openapi({ description, example });
 const orderIds = (description: string) =>
   z.array(z.string()).openapi({ description, example: ["s4k2x9q1m0abc-0k3j5h7g9f1d3s5a7p9o"] });
+
+/** One variant's figures in the stats: its units as the sale's are counted. */
+const variantStatsSchema = z
+  .strictObject({
+    variantId: z.string().openapi({ example: "eu-42" }),
+    stock: count("The variant's units for sale: its initial stock plus its adjustments.", 40),
+    remaining: z.int().openapi({
+      description: "The variant's units not reserved, as Redis holds them (below 0 only if sold twice).",
+      example: 31,
+    }),
+    paidUnits: count("The variant's units in paid orders.", 6),
+    liveUnits: count("The variant's units in queued, awaiting_payment and paid orders.", 9),
+    pendingRestoreUnits: count("The variant's units of expired or cancelled orders not yet back.", 0),
+    usersOverLimit: count("Shoppers holding more of this variant than its own cap, in either store.", 0),
+  })
+  .openapi("VariantStats") satisfies z.ZodType<VariantStats>;
 
 /** `GET /api/admin/sales/{saleId}/stats` (and the `stats` event): the operator's figures and the invariant. */
 export const saleStatsSchema = z
@@ -33,6 +50,10 @@ export const saleStatsSchema = z
     invariantBreaks: z.array(z.string()).openapi({
       description: "What breaks the invariant, in words for the operator (empty while it holds).",
       example: [],
+    }),
+    variants: z.array(variantStatsSchema).openapi({
+      description:
+        "Each variant's figures, in the operator's order; the invariant holds per variant too (a sale made without variants has one, `default`, with the sale's figures).",
     }),
   })
   .openapi("SaleStats") satisfies z.ZodType<SaleStats>;
@@ -121,7 +142,24 @@ export const reconcileReportSchema = z
       description: "Units by which stock differs from remaining + live + restoring, if it lasts (0: none).",
       example: 0,
     }),
-    paused: z.boolean().openapi({ description: "The sale was paused because of drift or users over limit." }),
+    variants: z
+      .array(
+        z.strictObject({
+          variantId: z.string().openapi({ example: "eu-42" }),
+          drift: z.int().openapi({
+            description: "Units by which the variant's stock differs from its remaining + live + restoring.",
+            example: -2,
+          }),
+        }),
+      )
+      .openapi({
+        description:
+          "Variants of a drop whose Redis remaining disagrees with Postgres (their stock less their live units) in two readings a moment apart: reported, and the sale paused, never overwritten (a rebuild sets them again).",
+      }),
+    paused: z.boolean().openapi({
+      description:
+        "The sale was paused because of drift (of the sale or of a variant) or users over a limit.",
+    }),
     trimmed: count("Ledger entries of finished orders removed.", 0),
     stats: saleStatsSchema,
   })

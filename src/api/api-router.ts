@@ -1,4 +1,4 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../context";
 import { validateRequest } from "./validate-request";
 
@@ -15,7 +15,7 @@ type Router = OpenAPIHono<AppEnv>;
  * the error shape to a hook.
  *
  * @example
- * export const saleRoutes = apiRouter().openapi(getSaleRoute, handler);
+ * export const saleRoutes = apiRouter().openapi(getSaleRoute, getSale);
  */
 export function apiRouter(): Router {
   const router = new OpenAPIHono<AppEnv>();
@@ -29,6 +29,16 @@ export function apiRouter(): Router {
   router.openapi = describe;
   return router;
 }
+
+/**
+ * What a route's handler is given: the context typed by the route's description (its valid params,
+ * headers, query and body; the responses it may answer). Handlers are named functions, so a stack
+ * trace names the route.
+ *
+ * @example
+ * async function getSale(c: RouteContext<typeof getSaleRoute>) { … }
+ */
+export type RouteContext<R extends RouteConfig> = Parameters<RouteHandler<R, AppEnv>>[0];
 
 /** The security requirement of a route, by the scheme names the document declares (see document.ts). */
 export const SHOPPER = [{ shopperJwt: [] }];

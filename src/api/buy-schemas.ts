@@ -6,19 +6,50 @@ export const MAX_BUY_BODY_BYTES = 1024;
 
 const quantityMessage = `quantity must be an integer from 1 to ${MAX_QUANTITY}.`;
 
-/** `{"quantity": n}`; an empty body (or no `quantity`) means 1. */
+/** The most lines one cart may hold. */
+export const MAX_CART_LINES = 10;
+
+const quantity = z.int({ error: quantityMessage }).min(1, quantityMessage).max(MAX_QUANTITY, quantityMessage);
+
+const variantId = z
+  .string({ error: "variantId must be a string." })
+  .min(1, "variantId must not be empty.")
+  .max(64, "variantId is at most 32 characters of A-Z a-z 0-9 _ -.")
+  .openapi({ description: "One of the sale's `variants[].variantId`.", example: "eu-42" });
+
+const cartLine = z
+  .object({ variantId, quantity }, { error: "Each line is an object: {variantId, quantity}." })
+  .openapi("CartLine");
+
+/**
+ * `{"quantity": n}` (a one-variant sale; an empty body or no `quantity` means 1), `{"variantId", "quantity"}`,
+ * or `{"items": [{"variantId", "quantity"}]}`: 1 to 10 lines, each variant at most once, reserved all or none.
+ */
 export const buyBodySchema = z
   .object(
     {
-      quantity: z
-        .int({ error: quantityMessage })
-        .min(1, quantityMessage)
-        .max(MAX_QUANTITY, quantityMessage)
-        .default(1)
-        .openapi({ description: "Units to reserve (default 1).", example: 1 }),
+      quantity: quantity.default(1).openapi({
+        description: "Units to reserve (default 1); with `variantId`, of that variant.",
+        example: 1,
+      }),
+      variantId: variantId.optional(),
+      items: z
+        .array(cartLine, { error: "items must be a list of {variantId, quantity}." })
+        .min(1, `items holds 1 to ${MAX_CART_LINES} lines.`)
+        .max(MAX_CART_LINES, `items holds 1 to ${MAX_CART_LINES} lines.`)
+        .optional()
+        .openapi({ description: "A cart: every line is reserved, or none is." }),
     },
     { error: "The body must be a JSON object." },
   )
+  .refine((b) => !(b.items && b.variantId !== undefined), {
+    path: ["variantId"],
+    message: "Send either variantId and quantity, or items.",
+  })
+  .refine((b) => !b.items || new Set(b.items.map((l) => l.variantId)).size === b.items.length, {
+    path: ["items"],
+    message: "Each variant at most once in items.",
+  })
   .openapi("BuyRequest");
 
 /** `Idempotency-Key`: 1–128 visible ASCII characters; the same key from the same shopper gets the first answer. */

@@ -27,7 +27,8 @@ function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {
   schemes.registerComponent("securitySchemes", "operatorToken", {
     type: "http",
     scheme: "bearer",
-    description: "The shop operator's ADMIN_TOKEN.",
+    description:
+      "An operator's token: ADMIN_TOKEN or one of OPERATOR_TOKENS (a `read` operator may only GET).",
   });
   schemes.registerComponent("securitySchemes", "stripeSignature", {
     type: "apiKey",

@@ -1,13 +1,15 @@
 import { z } from "@hono/zod-openapi";
-import { type ErrorCode, RETRY_AFTER_CODES, statusOf } from "../errors";
+import { type ErrorCode, RETRY_AFTER_CODES, statusOf } from "../http/api-error";
 
 /** What each error code means, as the document tells a client (and its generator) about it. */
 const MEANING: Record<ErrorCode, string> = {
   INVALID_REQUEST: "The request is malformed: bad JSON, a body that is not an object, a value out of range.",
   UNAUTHENTICATED: "No or a bad credential for this route.",
+  FORBIDDEN: "The operator's role may only read (GET); this route changes something.",
   NOT_FOUND: "No such route.",
   METHOD_NOT_ALLOWED: "The route does not take this method.",
   UNKNOWN_PRODUCT: "No sale sells this product token; no stock was touched.",
+  UNKNOWN_VARIANT: "The sale has no variant with this id (`variantId`); nothing was reserved.",
   UNKNOWN_SALE: "No such sale.",
   UNKNOWN_ORDER: "No such order for this shopper (another shopper's order is answered the same way).",
   SALE_NOT_STARTED: "The sale has not started yet.",
@@ -15,7 +17,8 @@ const MEANING: Record<ErrorCode, string> = {
   SALE_PAUSED: "The shop paused the sale.",
   ALREADY_PURCHASED: "The shopper already holds the most units one shopper may buy (`held`).",
   LIMIT_EXCEEDED: "More units than the shopper may still buy (`mayStillBuy`).",
-  INSUFFICIENT_STOCK: "Some stock is left, less than asked (`remaining`).",
+  INSUFFICIENT_STOCK:
+    "Some stock is left, less than asked (`remaining`; for a cart, `variants` names every short line with what its variant has left).",
   SOLD_OUT: "Nothing is left.",
   RATE_LIMITED: "Too many attempts from this shopper or address; wait `Retry-After` seconds.",
   ORDER_EXPIRED: "The order's payment window closed; its units went back to the sale.",
@@ -41,7 +44,7 @@ const MEANING: Record<ErrorCode, string> = {
 };
 
 /**
- * The contract's error body `{"error": {"code", "message", ...details}}` for the given codes. Details are
+ * The contract's error body `{"error": {"code", "message", ...details, "requestId"}}` for the given codes. Details are
  * named one by one (no other field may appear), so the document says exactly what a client can read.
  */
 export function errorBodySchema(codes: readonly [ErrorCode, ...ErrorCode[]]) {
@@ -58,17 +61,31 @@ export function errorBodySchema(codes: readonly [ErrorCode, ...ErrorCode[]]) {
         .min(0)
         .optional()
         .openapi({ description: "Units left (INSUFFICIENT_STOCK, CONFLICT)." }),
+      variants: z
+        .array(z.strictObject({ variantId: z.string(), remaining: z.int().min(0) }))
+        .optional()
+        .openapi({
+          description: "INSUFFICIENT_STOCK of a drop: every short line and what its variant has left.",
+        }),
       held: z.int().min(0).optional().openapi({ description: "ALREADY_PURCHASED: units the shopper holds." }),
       mayStillBuy: z.int().min(0).optional().openapi({ description: "LIMIT_EXCEEDED: units still allowed." }),
       appliedDelta: z
         .int()
         .optional()
         .openapi({ description: "CONFLICT: the delta this key already applied." }),
+      variantId: z.string().optional().openapi({
+        description:
+          "UNKNOWN_VARIANT: the variant asked for; CONFLICT of a stock adjustment: the variant it is about (for a key already used, the variant that key adjusted).",
+      }),
       saleId: z
         .string()
         .nullable()
         .optional()
         .openapi({ description: "CONFLICT: the product's existing sale." }),
+      requestId: z.string().openapi({
+        description:
+          "The request's id, also in the `X-Request-Id` header of every response: the caller's own if it sent a well-formed one (1 to 128 of `A-Z a-z 0-9 . _ : + / = -`), else a new one. Quote it when reporting a problem.",
+      }),
     }),
   });
 }

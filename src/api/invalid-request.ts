@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
 
 /** The 400 for a request that fails its route's schema: the first problem as the message, each in `fields`. */
 export function invalidRequest(error: z.ZodError, target: string): ApiError {

@@ -34,9 +34,22 @@ const namesItsSale = (e: { orderId: unknown; saleId: unknown }) =>
   typeof e.orderId === "string" && saleIdOfOrder(e.orderId) === e.saleId;
 const namesItsSaleIssue = { path: ["orderId"], message: "orderId must name the order's sale (saleId)." };
 
+/** A line of an order as the reservation script wrote it: the variant, its units, its unit price. */
+const jobItem = z.object({
+  variantId: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "variantId must be 1 to 32 of A-Z a-z 0-9 _ -."),
+  quantity: z.int().min(1).max(MAX_QUANTITY),
+  priceCents: z.int().min(0).max(1_000_000_000),
+});
+
 /** One order as the reservation script wrote it (reserve-stock.lua), carried by order and timeout jobs. */
 export const jobOrderSchema = jobEntry
   .extend({
+    items: z
+      .array(jobItem)
+      .min(1)
+      .max(50)
+      .optional()
+      .openapi({ description: "The order's lines (absent: one line of the sale's only variant)." }),
     createdAt: time("When the stock was reserved"),
     expiresAt: time("When the payment window closes"),
     epoch: z
@@ -46,7 +59,16 @@ export const jobOrderSchema = jobEntry
       .openapi({ description: "The sale's Redis generation that reserved the order." }),
   })
   .refine(namesItsSale, namesItsSaleIssue)
+  .refine((o) => !o.items || linesAddUp(o.items, o.quantity), {
+    path: ["items"],
+    message: "items must name each variant once and add up to quantity.",
+  })
   .openapi("JobOrder");
+
+function linesAddUp(items: { variantId: string; quantity: number }[], quantity: number): boolean {
+  const ids = new Set(items.map((i) => i.variantId));
+  return ids.size === items.length && items.reduce((sum, i) => sum + i.quantity, 0) === quantity;
+}
 
 /**
  * The entries of a batch without those that are not orders (logged): one bad entry must not hold up

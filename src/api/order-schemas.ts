@@ -21,6 +21,16 @@ export const orderPaymentSchema = z
   })
   .openapi("OrderPayment");
 
+/** A line of an order: a variant, its units and the unit price it was reserved at. */
+export const orderItemSchema = z
+  .strictObject({
+    variantId: z.string().openapi({ example: "eu-42" }),
+    name: z.string().openapi({ example: "EU 42" }),
+    quantity: z.int().min(1).openapi({ example: 1 }),
+    priceCents: z.int().min(0).openapi({ description: "Unit price in cents.", example: 12900 }),
+  })
+  .openapi("OrderItem");
+
 /** The contract's `Order`, the same whether it is still queued in Redis or written to Postgres. */
 export const orderSchema = z
   .strictObject({
@@ -35,6 +45,13 @@ export const orderSchema = z
     expiresAt: z.iso.datetime().openapi({ description: "End of the payment window." }),
     paidAt: z.iso.datetime().optional(),
     payment: orderPaymentSchema.optional(),
+    items: z.array(orderItemSchema).min(1).openapi({
+      description: "The order's lines, each variant once; `quantity` is the total of their units.",
+    }),
+    amountCents: z.int().min(0).openapi({
+      description: "The sum of quantity × price over the lines: what checkout charges.",
+      example: 25800,
+    }),
   })
   .openapi("Order");
 

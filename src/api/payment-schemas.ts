@@ -37,7 +37,7 @@ export const webhookAnswerSchema = z
       .enum(["duplicate", "ignored", "unknown_order", "mismatch", "paid", "refunded", "final"])
       .openapi({
         description:
-          "What the event came to: `paid`; `final` (paid before); `refunded` (paid after the order expired or was cancelled); `mismatch` (not the order's own checkout session, or amount or currency differs from the order: not paid); `duplicate` (seen before); `ignored`; `unknown_order`.",
+          "What the event came to: `paid`; `final` (paid before); `refunded` (paid on the order's own checkout after the order expired or was cancelled, in any amount: given back and shown on the order); `mismatch` (not the order's own checkout session, or an amount or currency that differs from an open or paid order's: not paid, nothing refunded); `duplicate` (seen before); `ignored`; `unknown_order`.",
       }),
   })
   .openapi("StripeWebhookAnswer");

@@ -12,6 +12,25 @@ export const saleIdParam = z.object({
 const isoTime = (description: string) =>
   z.iso.datetime().openapi({ description, example: "2026-12-01T10:00:00.000Z" });
 
+/** A variant in a `Sale`: a size, a tier, a colour, with its own price and units left. */
+export const variantSchema = z
+  .strictObject({
+    variantId: z.string().openapi({ example: "eu-42" }),
+    name: z.string().openapi({ example: "EU 42" }),
+    priceCents: z.int().min(0).openapi({ description: "Price of one unit in cents.", example: 12900 }),
+    remaining: z.int().min(0).openapi({ description: "Units of this variant not reserved.", example: 37 }),
+    status: z.enum(["upcoming", "live", "sold_out", "ended", "paused"]).openapi({
+      description:
+        "`sold_out` while the sale is live and this variant has nothing left; else the sale's status.",
+    }),
+    perUserLimit: z.int().min(1).optional().openapi({
+      description: "This variant's own cap per shopper, under the sale's `perUserLimit` (when set).",
+    }),
+    description: z.string().optional(),
+    imageUrl: z.string().optional(),
+  })
+  .openapi("Variant");
+
 /** The contract's `Sale`; shoppers see `productToken` only while the sale is live, operators always. */
 export const saleSchema = z
   .strictObject({
@@ -39,6 +58,15 @@ export const saleSchema = z
     productToken: z.string().optional().openapi({
       description: "The purchase token for `POST /api/buy/{productToken}` (shoppers: only while live).",
       example: "Yk3w0d1oVQm5Qm8wUu0fJm0S2o3m7m5a0b1c2d3e4f5",
+    }),
+    description: z.string().optional().openapi({ description: "Plain text about the drop, when set." }),
+    imageUrl: z
+      .string()
+      .optional()
+      .openapi({ description: "The drop's picture (https: or a path here), when set." }),
+    variants: z.array(variantSchema).min(1).max(50).openapi({
+      description:
+        "The drop's variants in the operator's order (a sale made without variants has one, `default`); their `remaining` adds up to the sale's, and the sale is `sold_out` only when every variant is.",
     }),
   })
   .openapi("Sale");

@@ -1,7 +1,7 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
 import { invalidRequest } from "./invalid-request";
 
 type Schema = z.ZodType;

@@ -1,10 +1,7 @@
 import { resolveFromMemory } from "../catalog/catalog";
-import type { Deps } from "../services";
+import type { MemoryRefusalDeps } from "../services";
 import { storeNowFromMemory } from "../stores/store-clock";
 import { countSoldOutFromMemory } from "./sold-out-answers";
-
-/** What a refusal from memory needs: the settings, the memory, Redis and the background runner (for the chart's count). */
-export type MemoryRefusalDeps = Pick<Deps, "config" | "memory" | "redis" | "defer">;
 
 /**
  * The buy decision's first two answers when the process can give them from memory alone, with no I/O

@@ -1,11 +1,11 @@
-import { sql } from "drizzle-orm";
-import { withDb } from "../db/client";
 import { enqueueVoid } from "../orders/enqueue-order";
-import { settleRestore } from "../orders/order-lifecycle";
-import { findOrder, transitionOrder } from "../orders/order-repository";
+import { voidOrder } from "../orders/order-lifecycle";
 import type { LifecycleDeps } from "../services";
 import type { QueuedOrder } from "../stock/queued-order";
 import { type VoidOutcome, type VoidRequest, voidReservation } from "../stock/void";
+
+/** What handing a void to QStash may take of the window's end (a publish takes milliseconds when QStash is up). */
+const HANDOFF_MS = 500;
 
 /**
  * Voids a buy attempt the server gave up on, so that its 503 ("nothing was reserved") is true.
@@ -31,7 +31,7 @@ import { type VoidOutcome, type VoidRequest, voidReservation } from "../stock/vo
 export async function voidAttempt(deps: LifecycleDeps, req: VoidRequest): Promise<VoidOutcome> {
   const outcome = await voidReservation(deps.redis, req, deps.now);
   if (outcome.kind === "voided" || (outcome.kind === "already_final" && outcome.order)) {
-    await recordVoided(deps, outcome.order as QueuedOrder);
+    await voidOrder(deps, outcome.order as QueuedOrder);
   }
   return outcome;
 }
@@ -39,57 +39,44 @@ export async function voidAttempt(deps: LifecycleDeps, req: VoidRequest): Promis
 /**
  * The buy route's last step for an attempt that got no reply within its window: the claimed order
  * when a keyed retry already took it (answered 202 as a replay), otherwise `voided` (answered 503),
- * after voiding it here or handing the void to QStash.
+ * after voiding it here or handing the void to QStash. With `by`, both are given up by `answerBy`
+ * (the buy's resolve window ends): the void or the publish still under way goes on in `defer`.
  */
 export async function resolveUnanswered(
   deps: LifecycleDeps,
   req: VoidRequest,
+  by?: { answerBy: number; defer: (work: Promise<unknown>) => void },
 ): Promise<{ kind: "claimed"; order: QueuedOrder } | { kind: "voided" }> {
+  const left = () => (by ? by.answerBy - Date.now() : Number.POSITIVE_INFINITY);
   try {
-    const outcome = await voidAttempt(deps, req);
+    // the void's own call gets the time left but a handoff's share (it is safe to repeat: QStash may too)
+    const outcome = await inTime(voidAttempt(deps, req), left() - Math.min(HANDOFF_MS, left() / 4), by);
     if (outcome.kind === "claimed") return outcome;
     if (outcome.kind !== "not_initialised") return { kind: "voided" };
   } catch (error) {
     console.warn(`void of ${req.orderId} not settled in the request; handing it to QStash`, error);
   }
-  try {
-    await enqueueVoid(deps, req);
-  } catch (error) {
+  const handing = enqueueVoid(deps, req).catch((error) => {
     console.error(`void of ${req.orderId} could not be handed to QStash: it may stay reserved`, error);
-  }
+  });
+  await inTime(handing, left(), by).catch(() => undefined);
   return { kind: "voided" };
 }
 
-/** A voided reservation in Postgres: a cancelled order whose units are back (exactly once). */
-async function recordVoided(deps: LifecycleDeps, order: QueuedOrder): Promise<void> {
-  await insertCancelled(deps, order);
-  const row =
-    (await transitionOrder(deps.db, order.orderId, "cancelled", { publishTo: deps })) ??
-    (await findOrder(deps.db, order.orderId));
-  if (!row) return;
-  if (row.status === "paid") {
-    console.error(`voided reservation ${order.orderId} is paid in Postgres; left as it is`);
-    return;
-  }
-  // the script wrote the "x:" entry: restore-stock.lua answers "already restored", Postgres records it
-  await settleRestore(deps, row);
-}
-
-/** Inserts the order as cancelled unless a row exists (then nothing changes). */
-async function insertCancelled(deps: LifecycleDeps, o: QueuedOrder): Promise<void> {
-  const iso = (ms: number) => new Date(ms).toISOString();
-  await withDb(() =>
-    deps.db.execute(sql`
-      with ins as (
-        insert into orders (id, sale_id, user_id, quantity, status, created_at, expires_at, epoch, cancelled_at)
-        select ${o.orderId}, s.id, ${o.userId}, ${o.quantity}, 'cancelled', ${iso(o.createdAt)}::timestamptz,
-               ${iso(o.expiresAt)}::timestamptz, ${o.epoch}, now()
-        from sales s where s.id = ${o.saleId}
-        on conflict (id) do nothing
-        returning id, sale_id
-      )
-      insert into order_events (order_id, sale_id, type)
-      select id, sale_id, t.type from ins, (values ('written'), ('cancelled')) as t(type)
-      on conflict do nothing`),
-  );
+/**
+ * `work`, or a rejection once `ms` pass (the request answers then; `work` goes on in the background);
+ * without a deadline (`by`), `work` as it is.
+ */
+function inTime<T>(
+  work: Promise<T>,
+  ms: number,
+  by: { defer: (work: Promise<unknown>) => void } | undefined,
+): Promise<T> {
+  if (!by) return work;
+  by.defer(work.catch(() => undefined));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("not settled within the resolve window")), Math.max(0, ms));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

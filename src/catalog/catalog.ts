@@ -80,9 +80,11 @@ async function ensureLoaded(redis: Redis, memory: CatalogMemory, now: number): P
 
 /**
  * Checks, off the request's critical path (in its own `waitUntil`), whether an operator changed the
- * catalog since the isolate loaded it (one GET every `refreshMs` per isolate) and publishes the reloaded
- * catalog once it is loaded. The first request to notice claims the check; the others go on with the
- * catalog they have.
+ * catalog since the isolate loaded it (one pipeline every `refreshMs` per isolate: the version, and
+ * whether a restore runs) and publishes the reloaded catalog once it is loaded. A catalog that may miss
+ * sales (`partial`) is loaded again once no restore runs, whatever its version: after a loss the version
+ * starts over and may come back to the one held. The first request to notice claims the check; the
+ * others go on with the catalog they have.
  */
 async function refreshIfStale(
   redis: Redis,
@@ -93,8 +95,14 @@ async function refreshIfStale(
   const current = memory.loaded;
   if (!current || now - current.checkedAt < refreshMs) return;
   current.checkedAt = now;
-  const version = await redis.get<string>(catalogKeys.version).catch(() => undefined);
-  if (memory.loaded !== current || version === undefined || version === current.version) return;
+  const [version, restoring] = await redis
+    .pipeline()
+    .get<string>(catalogKeys.version)
+    .get<string>(catalogKeys.restoring)
+    .exec<[string | null, string | null]>()
+    .catch(() => [undefined, undefined] as const);
+  if (memory.loaded !== current || version === undefined) return;
+  if (version === current.version && !(current.partial && restoring === null)) return;
   if (version === null) {
     memory.loaded = null;
     return;
@@ -104,8 +112,10 @@ async function refreshIfStale(
 }
 
 /**
- * Looks a token up in Redis (one pipeline: HGET, and whether lost sales are being restored). Unknown
- * while a restore runs is not an answer: its sale may not be registered again yet (503, never 404).
+ * Looks a token up in Redis (one pipeline: HGET, whether lost sales are being restored, and whether the
+ * catalog is there at all). Unknown while the catalog is lost or being restored is not an answer: its
+ * sale may not be registered again yet (503, never 404), and the process's catalog is then held as one
+ * that may miss sales ({@link noticeCatalogLoss}).
  */
 async function lookUp(
   redis: Redis,
@@ -113,14 +123,18 @@ async function lookUp(
   token: string,
   now: number,
 ): Promise<string | null> {
-  const [saleId, restoring] = await withRedis(() =>
+  const [saleId, restoring, version] = await withRedis(() =>
     redis
       .pipeline()
       .hget<string>(catalogKeys.tokens, token)
       .get<string>(catalogKeys.restoring)
-      .exec<[string | null, string | null]>(),
+      .get<string>(catalogKeys.version)
+      .exec<[string | null, string | null, string | null]>(),
   );
-  if (saleId === null && restoring !== null) throw new CatalogMissingError();
+  if (saleId === null && (restoring !== null || version === null)) {
+    noticeCatalogLoss(memory);
+    throw new CatalogMissingError();
+  }
   memory.resolved.set(token, { saleId: saleId ?? null, until: now + NEGATIVE_TTL_MS });
   return saleId ?? null;
 }
@@ -158,7 +172,9 @@ function knownSaleOf(
   token: string,
   now: number,
 ): string | null | undefined {
-  if (catalog.exact) return catalog.exact.get(token) ?? null;
+  const exact = catalog.exact?.get(token);
+  if (exact !== undefined) return exact;
+  if (catalog.exact && !catalog.partial) return null;
   const known = memory.resolved.get(token);
   if (known?.saleId) return known.saleId;
   if (!catalog.filter?.has(token) && !catalog.partial) return null;
@@ -180,6 +196,19 @@ export function resolveFromMemory(
   if (!catalog || opts.now - catalog.checkedAt >= opts.refreshMs) return undefined;
   if (!looksLikeProductToken(token)) return null;
   return knownSaleOf(memory.catalog, catalog, token, opts.now);
+}
+
+/**
+ * This process saw Redis lose data (a sale's state gone: NOT_INITIALISED; the catalog gone or being
+ * restored): the catalog it holds may miss sales being restored, so a token missing from it is looked up
+ * (503 while the catalog is lost or restored, see {@link lookUp}) instead of answered 404 from memory,
+ * until the catalog is loaded again; the misses it remembered are forgotten.
+ */
+export function noticeCatalogLoss(memory: CatalogMemory): void {
+  const loaded = memory.loaded;
+  if (loaded?.partial) return;
+  if (loaded) loaded.partial = true;
+  for (const [token, known] of memory.resolved) if (known.saleId === null) memory.resolved.delete(token);
 }
 
 /** Forgets the process's catalog (after an operator change made here). */

@@ -5,13 +5,21 @@ import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
 import { fromMetaFields, type SaleRecord } from "./sale-record";
 
-/** One sale from Redis (one pipeline: HGETALL meta + GET stock), or null if it is not there. */
+/**
+ * One sale from Redis (one pipeline: HGETALL meta + GET stock + HGETALL of its variants' units), or
+ * null if it is not there.
+ */
 export async function readSale(redis: Redis, saleId: string): Promise<SaleRecord | null> {
   const keys = saleKeys(saleId);
-  const [meta, remaining] = await withRedis(() =>
-    redis.pipeline().hgetall(keys.meta).get(keys.stock).exec<[unknown, string | null]>(),
+  const [meta, remaining, variantStock] = await withRedis(() =>
+    redis
+      .pipeline()
+      .hgetall(keys.meta)
+      .get(keys.stock)
+      .hgetall(keys.variantStock)
+      .exec<[unknown, string | null, unknown]>(),
   );
-  return fromMetaFields(toRecord(meta), remaining);
+  return fromMetaFields(toRecord(meta), remaining, toRecord(variantStock));
 }
 
 /** Every registered sale (one SMEMBERS, then one pipeline for all of them). */
@@ -20,11 +28,19 @@ export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
     const ids = await redis.smembers(catalogKeys.sales);
     if (ids.length === 0) return [];
     const pipe = redis.pipeline();
-    for (const id of ids) pipe.hgetall(saleKeys(id).meta).get(saleKeys(id).stock);
+    for (const id of ids) {
+      const keys = saleKeys(id);
+      pipe.hgetall(keys.meta).get(keys.stock).hgetall(keys.variantStock);
+    }
     const replies = await pipe.exec<unknown[]>();
     const sales: SaleRecord[] = [];
     for (let i = 0; i < ids.length; i++) {
-      const sale = fromMetaFields(toRecord(replies[2 * i]), replies[2 * i + 1] as string | null);
+      const at = 3 * i;
+      const sale = fromMetaFields(
+        toRecord(replies[at]),
+        replies[at + 1] as string | null,
+        toRecord(replies[at + 2]),
+      );
       if (sale) sales.push(sale);
     }
     return sales.sort((a, b) => a.startsAt - b.startsAt);

@@ -1,7 +1,7 @@
 import { DatabaseRefusedError, StoreUnavailableError } from "../errors";
-import type { SqlStore } from "../stores/sql-store";
+import type { SqlStore } from "./sql-store";
 
-/** The database, whichever driver is below it (src/stores/sql-store.ts; chosen in src/services.ts). */
+/** The database, whichever driver is below it (src/db/sql-store.ts; chosen in src/runtime/create-services.ts). */
 export type Db = SqlStore;
 
 /** The SQLSTATE of a database error, looking through wrappers (drizzle's DrizzleQueryError → cause). */

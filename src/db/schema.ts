@@ -34,12 +34,18 @@ export const sales = pgTable(
     paymentWindowSeconds: integer("payment_window_seconds").notNull(),
     productToken: text("product_token").notNull(),
     paused: boolean("paused").notNull().default(false),
+    /** Bumped by every pause or resume under the row's lock, and carried into Redis: the later one wins there too. */
+    pauseVersion: integer("pause_version").notNull().default(0),
     /** Redis generation: incremented each time the sale's Redis state is rebuilt from Postgres. */
     epoch: integer("epoch").notNull().default(1),
     createdAt: ts("created_at").notNull().defaultNow(),
-    /** "open" | "queue" | "draw" (src/admission/) */
+    /** "open" | "queue" | "draw" (src/room/) */
     admission: text("admission").notNull().default("open"),
     proofOfWork: boolean("proof_of_work").notNull().default(false),
+    /** plain text shown on the pages (up to 2,000 characters) */
+    description: text("description"),
+    /** an https: URL or a path on the engine's own origin */
+    imageUrl: text("image_url"),
   },
   (t) => [
     uniqueIndex("sales_product_token_key").on(t.productToken),
@@ -51,6 +57,41 @@ export const sales = pgTable(
     check("sales_payment_window_check", sql`${t.paymentWindowSeconds} >= 1`),
   ],
 );
+
+/**
+ * The variants of a sale (sizes, tiers, colours), 1 to 50: each with its own price and stock, and
+ * optionally its own per-shopper cap under the sale's. A sale made without variants has one,
+ * `default`. The sale's `initial_stock` and `stock_adjustments` are the sums of its variants'.
+ */
+export const saleVariants = pgTable(
+  "sale_variants",
+  {
+    saleId: text("sale_id")
+      .notNull()
+      .references(() => sales.id),
+    variantId: text("variant_id").notNull(),
+    /** the operator's order */
+    position: smallint("position").notNull(),
+    name: text("name").notNull(),
+    priceCents: integer("price_cents").notNull(),
+    initialStock: integer("initial_stock").notNull(),
+    stockAdjustments: integer("stock_adjustments").notNull().default(0),
+    perUserLimit: integer("per_user_limit"),
+    description: text("description"),
+    imageUrl: text("image_url"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.saleId, t.variantId] }),
+    check("sale_variants_id_check", sql`${t.variantId} ~ '^[A-Za-z0-9_-]{1,32}$'`),
+    check("sale_variants_price_cents_check", sql`${t.priceCents} >= 0`),
+    check("sale_variants_initial_stock_check", sql`${t.initialStock} >= 0`),
+    check("sale_variants_stock_check", sql`${t.initialStock} + ${t.stockAdjustments} >= 0`),
+    check("sale_variants_per_user_limit_check", sql`${t.perUserLimit} is null or ${t.perUserLimit} >= 1`),
+  ],
+);
+
+/** One line of an order: a variant, its units and the unit price it was reserved at. */
+export type OrderItem = { variantId: string; name: string; quantity: number; priceCents: number };
 
 export const paymentStatuses = ["pending", "paid", "refunded"] as const;
 export type PaymentStatus = (typeof paymentStatuses)[number];
@@ -93,6 +134,10 @@ export const orders = pgTable(
     checkoutClosedAt: ts("checkout_closed_at"),
     refundRef: text("refund_ref"),
     refundedAt: ts("refunded_at"),
+    /** the lines, each variant once, positive quantities (order_items_valid, drizzle/0013) */
+    items: jsonb("items").$type<OrderItem[]>().notNull(),
+    /** the sum of quantity × price over the lines: what checkout charges */
+    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
   },
   (t) => [
     index("orders_sale_status_idx").on(t.saleId, t.status),
@@ -105,6 +150,7 @@ export const orders = pgTable(
     check("orders_status_check", sql`${t.status} in ('awaiting_payment', 'paid', 'expired', 'cancelled')`),
     check("orders_paid_check", sql`(${t.status} = 'paid') = (${t.paidAt} is not null)`),
     check("orders_restored_check", sql`${t.restoredAt} is null or ${t.status} in ('expired', 'cancelled')`),
+    check("orders_items_check", sql`order_items_valid(${t.items}, ${t.quantity}, ${t.amountCents})`),
     check(
       "orders_refunded_check",
       sql`${t.paymentStatus} is distinct from 'refunded' or ${t.status} in ('expired', 'cancelled')`,
@@ -167,6 +213,8 @@ export const stockAdjustments = pgTable("stock_adjustments", {
     .notNull()
     .references(() => sales.id),
   delta: integer("delta").notNull(),
+  /** the variant adjusted (null: recorded before variants, or from a ledger entry that named none) */
+  variantId: text("variant_id"),
   at: ts("at").notNull().defaultNow(),
 });
 
@@ -272,4 +320,26 @@ export const saleCounters = pgTable(
     unrestoredUnits: integer("unrestored_units").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.saleId, t.shard] })],
+);
+
+/**
+ * The operators' audit log (src/db/audit-log.ts, drizzle/0012_audit_log.sql): append-only (a trigger
+ * refuses UPDATE, DELETE and TRUNCATE) and hash-chained (a trigger sets `id`, `prev_hash` and `hash`).
+ */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    at: ts("at").notNull().defaultNow(),
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    saleId: text("sale_id"),
+    target: text("target"),
+    before: jsonb("before"),
+    after: jsonb("after"),
+    requestId: text("request_id").notNull(),
+    prevHash: text("prev_hash").notNull(),
+    hash: text("hash").notNull(),
+  },
+  (t) => [index("audit_log_sale_idx").on(t.saleId, t.id)],
 );

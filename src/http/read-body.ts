@@ -1,4 +1,4 @@
-import { ApiError, type ErrorCode } from "../errors";
+import { ApiError, type ErrorCode } from "./api-error";
 
 /**
  * Reads a request body of at most `maxBytes` bytes as text, without buffering more than that: a larger

@@ -16,14 +16,19 @@ const FETCH_TIMEOUT_MS = 3_000;
 /** With no key in hand, how long after a failed read the next request may try again (not every request). */
 const EMPTY_RETRY_MS = 2_000;
 
+/** How often a request that waits on another request's read looks whether it has ended. */
+const WAIT_STEP_MS = 20;
+
 /** How the shop's key set is read: its URL, how long keys are used, the least time between two reads. */
 export type KeySetSettings = { url: string; cacheMs: number; cooldownMs: number };
 
 /**
  * One key set as this isolate or process knows it (a field of `Memory`): jose's remote set, the keys it
- * last fetched (finished values jose writes into `cache`), and the last time a read failed. jose starts a
- * read of its own for each request on workerd (it never hands one request another's pending fetch there),
- * so the set may be shared; on Deno and Bun concurrent reads are shared, which those runtimes allow.
+ * last fetched (finished values jose writes into `cache`), the last time a read failed, and until when
+ * a read one request started may still be under way. jose starts a read of its own for each request on
+ * workerd (it never hands one request another's pending fetch there, as workerd forbids), so this entry
+ * keeps to one read at a time per isolate itself: while one runs, the other requests verify with the
+ * keys in hand, or, for a key id not in hand, wait for that read's end (plain values, no shared I/O).
  */
 export type KeySetEntry = {
   settings: KeySetSettings;
@@ -32,6 +37,8 @@ export type KeySetEntry = {
   /** the keys last fetched, ready to verify while the key set cannot be read: by `cache.uat` */
   fallback: { uat: number; getKey: JWTVerifyGetKey } | null;
   failedAt: number;
+  /** until when the read one request started may still be under way (0: none is) */
+  readingUntil: number;
 };
 
 /** The key set could not be read and no key in hand fits the token: the caller answers 503, not 401. */
@@ -48,7 +55,7 @@ export function createKeySetEntry(settings: KeySetSettings): KeySetEntry {
     cooldownDuration: settings.cooldownMs,
     [jwksCache]: cache,
   });
-  return { settings, remote, cache, fallback: null, failedAt: Number.NEGATIVE_INFINITY };
+  return { settings, remote, cache, fallback: null, failedAt: Number.NEGATIVE_INFINITY, readingUntil: 0 };
 }
 
 /** The entry for `settings` in `sets`, made on first use (and again when the settings change). */
@@ -91,12 +98,37 @@ async function fromFallback(
   }
 }
 
+/** Whether jose refused a token because no key of the set has its `kid` (or fits its `alg`). */
+function noMatchingKey(error: unknown): boolean {
+  return error instanceof JOSEError && error.code === "ERR_JWKS_NO_MATCHING_KEY";
+}
+
+/**
+ * Waits for the read another request of this isolate started (it ends, or its time runs out), then
+ * verifies with the keys it brought: a key id still not among them is jose's refusal (401), or, if that
+ * read failed, {@link KeySetUnavailableError} (503).
+ */
+async function afterTheRead(
+  entry: KeySetEntry,
+  header: CompactJWSHeaderParameters,
+  token: FlattenedJWSInput,
+) {
+  const since = Date.now();
+  while (entry.readingUntil > Date.now()) await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
+  const keys = fallbackOf(entry);
+  if (!keys) throw new KeySetUnavailableError("the key set could not be read and no key is in hand");
+  return entry.failedAt >= since ? fromFallback(keys, header, token, "the read failed") : keys(header, token);
+}
+
 /**
  * The key resolver for `jwtVerify`: jose's remote set (fetch on first use, again after `cacheMs`, and on
- * an unknown `kid` once the cooldown passed). When the key set cannot be read, the keys in hand are used
- * (stale or not) and no read is tried again for a cooldown; with no key in hand that fits, it throws
- * {@link KeySetUnavailableError} (with no key at all, the next read is tried 2 s later at the soonest).
- * A token's own faults (no key with its `kid`, unsupported `alg`) are jose's errors, for a 401.
+ * an unknown `kid` once the cooldown passed), at most one read under way per isolate or process (on
+ * workerd too, where jose cannot share one): while it runs, a token whose key is in hand is verified at
+ * once (a slow key set holds nobody), and one whose key is not waits for that read. When the key set
+ * cannot be read, the keys in hand are used (stale or not) and no read is tried again for a cooldown;
+ * with no key in hand that fits, it throws {@link KeySetUnavailableError} (with no key at all, the next
+ * read is tried 2 s later at the soonest). A token's own faults (no key with its `kid`, unsupported
+ * `alg`) are jose's errors, for a 401.
  *
  * @example
  * await jwtVerify(token, keyResolver(keySetFor(memory.keySets, settings)), options);
@@ -104,11 +136,31 @@ async function fromFallback(
 export function keyResolver(entry: KeySetEntry): JWTVerifyGetKey {
   return async (header, token) => {
     const inHand = fallbackOf(entry);
-    const sinceFailure = Date.now() - entry.failedAt;
+    const now = Date.now();
+    const sinceFailure = now - entry.failedAt;
     if (inHand && sinceFailure < entry.settings.cooldownMs)
       return fromFallback(inHand, header, token, "the key set was down moments ago");
     if (!inHand && sinceFailure < Math.min(EMPTY_RETRY_MS, entry.settings.cooldownMs))
       throw new KeySetUnavailableError("the key set was down moments ago and no key is in hand");
+    const age = now - (entry.cache.uat ?? Number.NEGATIVE_INFINITY);
+    if (inHand && age < entry.settings.cacheMs) {
+      // fresh keys: no read unless the token names a key id they lack, and the cooldown has passed
+      try {
+        return await inHand(header, token);
+      } catch (error) {
+        if (!noMatchingKey(error) || age < entry.settings.cooldownMs) throw error;
+      }
+    }
+    if (entry.readingUntil > now) {
+      if (!inHand) return afterTheRead(entry, header, token);
+      try {
+        return await inHand(header, token); // stale or not: the read under way brings the fresh ones
+      } catch (error) {
+        if (!noMatchingKey(error)) throw error;
+        return afterTheRead(entry, header, token);
+      }
+    }
+    entry.readingUntil = now + FETCH_TIMEOUT_MS + 500;
     try {
       return await entry.remote(header, token);
     } catch (error) {
@@ -117,6 +169,8 @@ export function keyResolver(entry: KeySetEntry): JWTVerifyGetKey {
       const last = fallbackOf(entry);
       if (!last) throw new KeySetUnavailableError("the key set cannot be read", { cause: error });
       return fromFallback(last, header, token, error);
+    } finally {
+      entry.readingUntil = 0;
     }
   };
 }

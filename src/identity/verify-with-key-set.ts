@@ -13,16 +13,20 @@ export type KeySetVerdict =
 /**
  * Verifies an RS256 / ES256 / EdDSA shopper token against the key set at JWT_JWKS_URL (remembered in
  * `memory.keySets`): signature, `exp` (required), `nbf`, `iss` = JWT_ISSUER and `aud` = JWT_AUDIENCE
- * (both required in this mode: src/env.ts), `sub` present.
+ * (both required in this mode: src/env.ts; an operator's token is checked for OPERATOR_JWT_AUDIENCE
+ * instead), `sub` present.
  *
  * @example
  * const verdict = await verifyWithKeySet(token, deps);
  * if (!verdict.ok && verdict.reason === "unavailable") // 503, not 401
  */
-export async function verifyWithKeySet(token: string, deps: IdentityDeps): Promise<KeySetVerdict> {
+export async function verifyWithKeySet(
+  token: string,
+  deps: IdentityDeps,
+  audience = deps.config.JWT_AUDIENCE,
+): Promise<KeySetVerdict> {
   const { config } = deps;
-  if (!config.JWT_JWKS_URL || !config.JWT_ISSUER || !config.JWT_AUDIENCE)
-    return { ok: false, reason: "invalid" };
+  if (!config.JWT_JWKS_URL || !config.JWT_ISSUER || !audience) return { ok: false, reason: "invalid" };
   const entry = keySetFor(deps.memory.keySets, {
     url: config.JWT_JWKS_URL,
     cacheMs: config.JWT_JWKS_CACHE_SECONDS * 1000,
@@ -32,7 +36,7 @@ export async function verifyWithKeySet(token: string, deps: IdentityDeps): Promi
     const { payload } = await jwtVerify(token, keyResolver(entry), {
       algorithms: KEY_SET_ALGORITHMS,
       issuer: config.JWT_ISSUER,
-      audience: config.JWT_AUDIENCE,
+      audience,
       requiredClaims: ["exp", "sub"],
     });
     return { ok: true, payload };

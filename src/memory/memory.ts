@@ -1,9 +1,9 @@
 import type { BloomFilter } from "bloom-filters";
-import type { AdmissionMode, SaleRecord } from "../catalog/sale-record";
+import type { AdmissionMode, SaleRecord, VariantDefinition } from "../catalog/sale-record";
 import type { KeySetEntry } from "../identity/key-set";
 import type { OrderView } from "../orders/order-view";
-import type { RoomState } from "../stock/queue-step";
 import type { QueuedOrder } from "../stock/queued-order";
+import type { RoomState } from "../stock/room-step";
 import { type Frame, keepOrder, keepSame, type WatchedOrder } from "./frame";
 import { createLru, type Lru } from "./lru";
 import { createRateCounters, type RateCounters } from "./rate-counters";
@@ -15,7 +15,8 @@ import { createVerifiedTokens, type VerifiedTokens } from "./verified-tokens";
 /**
  * The catalog as this process loaded it: the Bloom filter of product tokens and its version, and, for a
  * catalog small enough, every token with its sale (`exact`: looked up instead of the filter).
- * `partial`: loaded while lost sales were being restored, so a token missing from it may be a sale's.
+ * `partial`: loaded while lost sales were being restored, or held when this process saw Redis lose data,
+ * so a token missing from it may be a sale's (it is looked up: src/catalog/catalog.ts).
  */
 export type LoadedCatalog = {
   filter: BloomFilter | null;
@@ -67,10 +68,12 @@ export type Memory = {
     orders: SharedSnapshot<WatchedOrder>;
     stats: SharedSnapshot<Frame>;
   };
-  /** the open event streams, in their budgets (src/routes/event-streams.ts) */
+  /** the open event streams, in their budgets (src/responses/event-streams.ts) */
   streams: StreamBudgets;
-  /** each sale's admission mode once read (it never changes): the buy's 403 before a stock command (src/admission/) */
+  /** each sale's admission mode once read (it never changes): the buy's 403 before a stock command (src/room/) */
   admissionModes: Map<string, AdmissionMode>;
+  /** each sale's variants once read (they never change): a cart's lines are checked before a stock command (src/buy/cart.ts) */
+  saleVariants: Map<string, VariantDefinition[]>;
   /** one upstream feed of each watched waiting room (src/realtime/room-feed.ts) */
   rooms: SharedSnapshot<RoomReading>;
   /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
@@ -107,7 +110,7 @@ const FINAL_ORDERS_KEPT = 5_000;
 const LIMIT_KEYS_KEPT = 10_000;
 
 /**
- * A fresh memory: built once per isolate or process (src/services.ts), and by each test that wants a
+ * A fresh memory: built once per isolate or process (src/runtime/create-services.ts), and by each test that wants a
  * process of its own.
  *
  * @example
@@ -132,6 +135,7 @@ export function createMemory(t: FeedTimings): Memory {
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
     admissionModes: new Map(),
+    saleVariants: new Map(),
     rooms: createSharedSnapshot<RoomReading>({ maxAgeMs: Math.min(t.saleFeedMs * 2, 500) }),
     keySets: new Map(),
     verifiedTokens: createVerifiedTokens(),

@@ -1,3 +1,4 @@
+import { createFirstReads, type FirstRead, firstValue } from "./first-reads";
 import { createLeases, type Lease } from "./leases";
 
 /**
@@ -20,6 +21,11 @@ export type SharedSnapshot<V> = {
   getFresh(key: string, now: number): V | undefined;
   /** Stores a value read at `now` by a connecting stream (its own read). */
   put(key: string, value: V, now: number): void;
+  /**
+   * A connecting stream's first value: the fresh one in hand, else one read per key (a few keys at a
+   * time) for every opening of the isolate, the others waiting for its value on timers (first-reads.ts).
+   */
+  first(key: string, read: () => Promise<V | undefined>): Promise<FirstRead<V>>;
   /** True when a `refresh` now would read (stale, and no other refresh in hand): a cheap check per tick. */
   due(now: number): boolean;
   /** Refreshes every watched key with `load` if the snapshot is stale and no other refresh is in hand. */
@@ -40,6 +46,7 @@ export function createSharedSnapshot<V>(opts: {
   const takeOverMs = opts.takeOverMs ?? 5_000;
   const leases = createLeases(Math.max(5_000, opts.maxAgeMs * 10));
   const values = new Map<string, { value: V; at: number }>();
+  const firstReads = createFirstReads();
   let readAt = Number.NEGATIVE_INFINITY;
   let inHand: { generation: number; since: number } | null = null;
   let generation = 0;
@@ -60,12 +67,18 @@ export function createSharedSnapshot<V>(opts: {
       return entry && now - entry.at <= 2 * opts.maxAgeMs ? entry.value : undefined;
     },
     put: store,
+    first: (key, read) =>
+      firstValue({ entry: (k) => values.get(k), put: store }, firstReads, key, read, {
+        maxAgeMs: opts.maxAgeMs,
+        takeOverMs,
+      }),
     watchers: (now) => leases.count(now),
     due,
     async refresh(now, load) {
       if (!due(now)) return;
       const keys = leases.keys(now);
       for (const k of values.keys()) if (!keys.includes(k)) values.delete(k);
+      for (const k of firstReads.ended.keys()) if (!keys.includes(k)) firstReads.ended.delete(k);
       if (keys.length === 0) return;
       const mine = ++generation;
       inHand = { generation: mine, since: now };

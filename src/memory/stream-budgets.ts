@@ -2,10 +2,10 @@ import type { Lease } from "./leases";
 
 /**
  * Who may hold a stream: anonymous sale watchers (the sale and sale-list streams, bounded in all and per
- * client address), shoppers following their orders (bounded in all and per user), and the operator
- * (always served; counted only to be seen).
+ * client address), shoppers following their orders and waiters following their tickets (each bounded
+ * in all and per user), and the operator (always served; counted only to be seen).
  */
-export type StreamKind = "sale" | "order" | "operator";
+export type StreamKind = "sale" | "order" | "ticket" | "operator";
 
 /** A budget's bounds: streams of its kind in this isolate or process, and per client (address or user). */
 export type StreamLimits = { total: number; perClient: number };

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
 
 /**
  * The most request-header bytes the API takes: 32 KiB, counted as names, values, ": " and CRLF. Below

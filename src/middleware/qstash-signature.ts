@@ -1,10 +1,9 @@
 import { Receiver } from "@upstash/qstash";
 import type { MiddlewareHandler } from "hono";
-import { cacheBodyText } from "../api/json-body";
-import { ApiError } from "../errors";
+import type { SignedJobVariables } from "../context";
+import { ApiError } from "../http/api-error";
 import { readBoundedBody } from "../http/read-body";
-
-export type SignedJobVariables = { jobBody: string };
+import { cacheBodyText } from "./json-body";
 
 /**
  * The URL QStash signed for this delivery: the one the engine published to, `publicUrl` (PUBLIC_URL)

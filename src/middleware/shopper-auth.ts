@@ -1,14 +1,13 @@
 import type { MiddlewareHandler } from "hono";
 import { decodeProtectedHeader } from "jose";
-import { ApiError } from "../errors";
+import type { ShopperVariables } from "../context";
+import { ApiError } from "../http/api-error";
 import { verifyWithKeySet } from "../identity/verify-with-key-set";
 import type { VerifiedTokens } from "../memory/verified-tokens";
 import type { IdentityDeps } from "../services";
 import { type ShopperTokenSettings, storableUserId, verifyShopperToken } from "./shopper-token";
 
 export type { ShopperTokenSettings };
-
-export type ShopperVariables = { userId: string };
 
 const BEARER = /^Bearer ([A-Za-z0-9_\-.]+)$/;
 
@@ -65,16 +64,16 @@ export async function authenticateShopper(
   return verdict.sub;
 }
 
+/** The shop's key set cannot be read and no key in hand fits: 503 with Retry-After, for shoppers and operators. */
+export function keySetUnavailable(): ApiError {
+  return new ApiError("UNAVAILABLE", "The shop's sign-in keys cannot be read right now. Try again shortly.", {
+    retryAfterSeconds: 5,
+  });
+}
+
 async function viaKeySet(token: string, deps: IdentityDeps): Promise<string> {
   const verdict = await verifyWithKeySet(token, deps);
-  if (!verdict.ok && verdict.reason === "unavailable")
-    throw new ApiError(
-      "UNAVAILABLE",
-      "The shop's sign-in keys cannot be read right now. Try again shortly.",
-      {
-        retryAfterSeconds: 5,
-      },
-    );
+  if (!verdict.ok && verdict.reason === "unavailable") throw keySetUnavailable();
   if (!verdict.ok) throw new ApiError("UNAUTHENTICATED", MESSAGES.invalid);
   const { exp, sub } = verdict.payload;
   if (typeof exp !== "number") throw new ApiError("UNAUTHENTICATED", MESSAGES.no_exp);

@@ -1,16 +1,9 @@
 import type { Config } from "../env";
 import { StoreUnavailableError } from "../errors";
+import { jobUrl } from "../job-paths";
 import type { PublishDeps } from "../services";
 import type { QueuedOrder } from "../stock/queued-order";
 import type { VoidRequest } from "../stock/void";
-
-/** Job routes QStash delivers to (relative to PUBLIC_URL). */
-export const jobPaths = {
-  writeOrder: "/api/jobs/order-write",
-  paymentTimeout: "/api/jobs/payment-timeout",
-  failed: "/api/jobs/failed",
-  voidReservation: "/api/jobs/void-reservation",
-} as const;
 
 const JOB_RETRIES = 5;
 
@@ -63,10 +56,10 @@ function orderJobs(
     return `${first.orderId}${group.length > 1 ? `.${group.length}` : ""}${opts.generation ? `-${opts.generation}` : ""}`;
   };
   if (orders.length === 0) return [];
-  const failureCallback = `${config.PUBLIC_URL}${jobPaths.failed}`;
+  const failureCallback = jobUrl(config.PUBLIC_URL, "failed");
   const jobs: Job[] = [
     {
-      url: `${config.PUBLIC_URL}${jobPaths.writeOrder}`,
+      url: jobUrl(config.PUBLIC_URL, "orderWrite"),
       body: { orders },
       deduplicationId: `write-${idOf(orders)}`,
       retries: JOB_RETRIES,
@@ -76,7 +69,7 @@ function orderJobs(
   if (opts.withTimeout === false) return jobs;
   for (const group of byExpirySecond(orders)) {
     jobs.push({
-      url: `${config.PUBLIC_URL}${jobPaths.paymentTimeout}`,
+      url: jobUrl(config.PUBLIC_URL, "paymentTimeout"),
       body: { orders: group.orders },
       deduplicationId: `timeout-${idOf(group.orders)}`,
       retries: JOB_RETRIES,
@@ -114,12 +107,12 @@ const VOID_DELAY_SECONDS = 5;
 export async function enqueueVoid({ config, qstash }: PublishDeps, req: VoidRequest): Promise<void> {
   try {
     await qstash.publishJSON({
-      url: `${config.PUBLIC_URL}${jobPaths.voidReservation}`,
+      url: jobUrl(config.PUBLIC_URL, "voidReservation"),
       body: req,
       delay: VOID_DELAY_SECONDS,
       deduplicationId: `void-${req.orderId}`,
       retries: JOB_RETRIES,
-      failureCallback: `${config.PUBLIC_URL}${jobPaths.failed}`,
+      failureCallback: jobUrl(config.PUBLIC_URL, "failed"),
     });
   } catch (error) {
     throw new StoreUnavailableError("qstash", error);

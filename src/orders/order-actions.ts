@@ -1,9 +1,8 @@
 import type { LifecycleDeps } from "../services";
-import { expireOrder, settleRestore } from "./order-lifecycle";
+import { markCancelled, markPaid, materializeOrder, settleRestore } from "./order-lifecycle";
 import type { CancelOutcome, PayOutcome } from "./order-outcome";
-import { findOrder, transitionOrder } from "./order-repository";
+import { findOrder } from "./order-repository";
 import type { OrderRow } from "./order-view";
-import { materializeOrder } from "./order-write-job";
 import { readQueuedOrder } from "./queued-order-store";
 
 /**
@@ -23,24 +22,14 @@ export async function payOrder(
 ): Promise<PayOutcome> {
   const row = await ownedRow(deps, saleId, orderId, userId);
   if (!row) return { kind: "unknown" };
-  if (row.status === "awaiting_payment") {
-    const won = await transitionOrder(deps.db, orderId, "paid", {
-      userId,
-      ...(paymentRef ? { paymentRef } : {}),
-      publishTo: deps,
-    });
-    if (won) return { kind: "paid", order: won };
-  }
-  const current = (await findOrder(deps.db, orderId, userId)) ?? row;
-  switch (current.status) {
+  const { order } = await markPaid(deps, row, { userId, ...(paymentRef ? { paymentRef } : {}) });
+  switch (order.status) {
     case "paid":
-      return { kind: "paid", order: current };
+      return { kind: "paid", order };
     case "cancelled":
       return { kind: "cancelled" };
     case "expired":
-      return { kind: "expired" };
     case "awaiting_payment":
-      await expireOrder(deps, saleId, orderId);
       return { kind: "expired" };
   }
 }
@@ -60,11 +49,10 @@ export async function cancelOrder(
 ): Promise<CancelOutcome> {
   const row = await ownedRow(deps, saleId, orderId, userId);
   if (!row) return { kind: "unknown" };
-  const won =
-    row.status === "awaiting_payment"
-      ? await transitionOrder(deps.db, orderId, "cancelled", { userId, publishTo: deps })
-      : null;
-  const current = won ?? (await findOrder(deps.db, orderId, userId)) ?? row;
+  const current =
+    (row.status === "awaiting_payment"
+      ? await markCancelled(deps, orderId, userId)
+      : await findOrder(deps.db, orderId, userId)) ?? row;
   switch (current.status) {
     case "cancelled":
       await settleRestore(deps, current).catch(() => {});

@@ -1,3 +1,4 @@
+import { variantsOf } from "../catalog/sale-variants";
 import { eventData } from "../memory/frame";
 import type { Memory } from "../memory/memory";
 import type { OrderReadDeps } from "../services";
@@ -35,7 +36,10 @@ export async function readOwnOrder(
   const known = knownOrder(d.memory, orderId, d.now);
   if (known) return known.userId === userId ? { kind: "found", view: known.view } : UNKNOWN;
   const queued = await readQueuedOrder(d.redis, saleId, orderId);
-  if (queued) return queued.userId === userId ? { kind: "found", view: queuedView(queued) } : UNKNOWN;
+  if (queued)
+    return queued.userId === userId
+      ? { kind: "found", view: queuedView(queued, await variantsOf(d, saleId)) }
+      : UNKNOWN;
   const row = await findOrder(d.db, orderId, userId);
   if (!row) return UNKNOWN;
   const view = rowView(row);

@@ -1,15 +1,15 @@
 import { and, eq, sql } from "drizzle-orm";
+import { type AuditEntry, auditInsert } from "../db/audit-log";
 import { type Db, withDb } from "../db/client";
-import { orders } from "../db/schema";
-import type { WebhookDeps } from "../services";
+import { type OrderItem, orders } from "../db/schema";
+import type { QueuedOrder } from "../stock/queued-order";
 import type { OutboxEntry } from "../webhooks/event-types";
 import { orderOutboxInsert, outboxColumn, outboxOf } from "../webhooks/outbox-sql";
-import { publishOutbox } from "../webhooks/publish";
 import type { OrderPayment, OrderRow } from "./order-view";
 
 /** The columns {@link toOrderRow} reads, for the raw statements. */
-const ROW_SQL = sql.raw(
-  "id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch, payment_provider, payment_status, payment_amount_cents, payment_currency",
+export const ROW_SQL = sql.raw(
+  "id, sale_id, user_id, quantity, status, created_at, expires_at, paid_at, restored_at, epoch, payment_provider, payment_status, payment_amount_cents, payment_currency, items, amount_cents",
 );
 
 const rowColumns = {
@@ -27,6 +27,8 @@ const rowColumns = {
   paymentStatus: orders.paymentStatus,
   paymentAmountCents: orders.paymentAmountCents,
   paymentCurrency: orders.paymentCurrency,
+  items: orders.items,
+  amountCents: orders.amountCents,
 };
 
 /** An order row, optionally only if it belongs to `userId`. */
@@ -42,19 +44,28 @@ export async function findOrder(db: Db, orderId: string, userId?: string): Promi
 
 type Transition = "paid" | "expired" | "cancelled";
 
-/** The rows a transition won, and the webhook outbox entries it wrote for them (to publish). */
-export type Transitioned = OrderRow[] & { webhooks: OutboxEntry[] };
-/** What a transition to paid records besides the status: the payment's reference and its figures. */
-export type TransitionOptions = { userId?: string; paymentRef?: string; payment?: OrderPayment };
+/** The rows a transition won, and the webhook outbox entries it wrote for them (for the caller to publish). */
+export type Transitioned = { won: OrderRow[]; webhooks: OutboxEntry[] };
+/** What a transition records besides the status: the owner it must have, the payment's reference and figures. */
+export type TransitionOptions = {
+  userId?: string;
+  paymentRef?: string;
+  payment?: OrderPayment;
+  /** an operator's change: its audit entry, appended in the same statement for each order it won */
+  audit?: AuditEntry;
+};
 
 /**
  * The one place an order's fate is decided: a conditional update from `awaiting_payment`. Exactly one
  * of paid / expired / cancelled can win; expired and cancelled give the users' holdings back in the same
  * statement. Payment needs the window still open and expiry needs it closed, both by the database's
  * clock, so a skewed worker clock cannot decide either. Takes many orders at once (a payment-timeout
- * job's batch); returns the rows this call won, with the webhook outbox entries (`order.paid`,
- * `order.expired`, `order.cancelled`) the same statement wrote for them in `webhooks`: publish them with
- * `publishOutbox` (src/webhooks/publish.ts), or the minute sweep does.
+ * job's batch); returns the rows this call won, and the webhook outbox entries (`order.paid`,
+ * `order.expired`, `order.cancelled`) the same statement wrote for them: the caller publishes those
+ * (src/orders/order-lifecycle.ts), or the minute sweep does.
+ *
+ * @example
+ * const { won, webhooks } = await transitionOrders(deps.db, [orderId], "paid", { paymentRef });
  */
 export async function transitionOrders(
   db: Db,
@@ -62,7 +73,7 @@ export async function transitionOrders(
   to: Transition,
   opts: TransitionOptions = {},
 ): Promise<Transitioned> {
-  if (orderIds.length === 0) return Object.assign([], { webhooks: [] });
+  if (orderIds.length === 0) return { won: [], webhooks: [] };
   const owner = opts.userId === undefined ? sql`true` : sql`user_id = ${opts.userId}`;
   const timing =
     to === "paid" ? sql`expires_at > now()` : to === "expired" ? sql`expires_at <= now()` : sql`true`;
@@ -73,6 +84,7 @@ export async function transitionOrders(
         ? sql`status = 'expired', expired_at = now()`
         : sql`status = 'cancelled', cancelled_at = now()`;
   const releases = to === "paid" ? sql`false` : sql`true`;
+  const audited = opts.audit ? sql`, au as (${auditInsert(opts.audit, { tail: sql`from upd` })})` : sql``;
   const result = await withDb(() =>
     db.execute<Record<string, unknown>>(sql`
       with upd as (
@@ -88,29 +100,42 @@ export async function transitionOrders(
       ), ev as (
         insert into order_events (order_id, sale_id, type) select id, sale_id, ${to} from upd
         on conflict do nothing returning 1
-      ), ob as (${orderOutboxInsert(sql`upd`, [`order.${to}`])})
+      ), ob as (${orderOutboxInsert(sql`upd`, [`order.${to}`])})${audited}
       select *, ${outboxColumn(sql`ob`)} from upd`),
   );
-  return Object.assign(result.rows.map(toOrderRow), { webhooks: outboxOf(result.rows) });
+  return { won: result.rows.map(toOrderRow), webhooks: outboxOf(result.rows) };
 }
 
 /**
- * {@link transitionOrders} for one order: the row if this call won, else null. With `publishTo`, the
- * webhook event it wrote is published at once; without, the minute sweep publishes it.
- *
- * @example
- * const won = await transitionOrder(deps.db, orderId, "paid", { paymentRef, publishTo: deps });
+ * Inserts a voided reservation as a cancelled order unless a row exists (then nothing changes), with
+ * its flow record (written, cancelled), and its lines named after the sale's variants (a reservation
+ * without lines, a sale of one's, gets its line from the insert trigger).
  */
-export async function transitionOrder(
-  db: Db,
-  orderId: string,
-  to: Transition,
-  opts: TransitionOptions & { publishTo?: WebhookDeps } = {},
-): Promise<OrderRow | null> {
-  const { publishTo, ...rest } = opts;
-  const won = await transitionOrders(db, [orderId], to, rest);
-  if (publishTo) await publishOutbox(publishTo, won.webhooks);
-  return won[0] ?? null;
+export async function insertCancelled(db: Db, o: QueuedOrder): Promise<void> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const lines = o.items && o.items.length > 0 ? JSON.stringify(o.items) : null;
+  await withDb(() =>
+    db.execute(sql`
+      with lines as (
+        select jsonb_agg(jsonb_build_object('variantId', e.line->>'variantId',
+                 'name', coalesce(v.name, e.line->>'variantId'), 'quantity', (e.line->>'quantity')::int,
+                 'priceCents', coalesce(v.price_cents, (e.line->>'priceCents')::int)) order by e.n) as items,
+               sum((e.line->>'quantity')::bigint * coalesce(v.price_cents, (e.line->>'priceCents')::int)) as amount
+        from jsonb_array_elements(${lines}::jsonb) with ordinality as e(line, n)
+        left join sale_variants v on v.sale_id = ${o.saleId} and v.variant_id = e.line->>'variantId'
+      ), ins as (
+        insert into orders (id, sale_id, user_id, quantity, status, created_at, expires_at, epoch, cancelled_at,
+                            items, amount_cents)
+        select ${o.orderId}, s.id, ${o.userId}, ${o.quantity}, 'cancelled', ${iso(o.createdAt)}::timestamptz,
+               ${iso(o.expiresAt)}::timestamptz, ${o.epoch}, now(), lines.items, lines.amount
+        from sales s, lines where s.id = ${o.saleId}
+        on conflict (id) do nothing
+        returning id, sale_id
+      )
+      insert into order_events (order_id, sale_id, type)
+      select id, sale_id, t.type from ins, (values ('written'), ('cancelled')) as t(type)
+      on conflict do nothing`),
+  );
 }
 
 /** The rows of the given orders (those that exist). */
@@ -182,7 +207,8 @@ export function paymentOf(
   };
 }
 
-function toOrderRow(r: Record<string, unknown>): OrderRow {
+/** An order row from a raw statement's result row ({@link ROW_SQL}'s columns). */
+export function toOrderRow(r: Record<string, unknown>): OrderRow {
   const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
   return {
     id: String(r.id),
@@ -196,5 +222,19 @@ function toOrderRow(r: Record<string, unknown>): OrderRow {
     restoredAt: date(r.restored_at),
     epoch: Number(r.epoch ?? 1),
     payment: paymentOf(r.payment_provider, r.payment_status, r.payment_amount_cents, r.payment_currency),
+    items: itemsOf(r.items),
+    amountCents: Number(r.amount_cents ?? 0),
   };
+}
+
+/** The `items` column as any driver gives it (parsed JSON or its text). */
+function itemsOf(value: unknown): OrderItem[] {
+  const parsed = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
+  if (!Array.isArray(parsed)) return [];
+  return parsed.map((i: Partial<OrderItem>) => ({
+    variantId: String(i.variantId),
+    name: String(i.name ?? i.variantId),
+    quantity: Number(i.quantity),
+    priceCents: Number(i.priceCents),
+  }));
 }

@@ -1,4 +1,4 @@
-import type { PaymentStatus, StoredOrderStatus } from "../db/schema";
+import type { OrderItem, PaymentStatus, StoredOrderStatus } from "../db/schema";
 import type { QueuedOrder } from "../stock/queued-order";
 
 export type OrderStatus = "queued" | StoredOrderStatus;
@@ -21,6 +21,10 @@ export type OrderView = {
   expiresAt: string;
   paidAt?: string;
   payment?: OrderPayment;
+  /** the lines: variant, its name, units and unit price; `quantity` is their total */
+  items: OrderItem[];
+  /** the sum of quantity × price over the lines: what checkout charges */
+  amountCents: number;
 };
 
 /** An order row as the repository reads it. */
@@ -37,9 +41,35 @@ export type OrderRow = {
   epoch: number;
   /** Set once a payment provider took part (a checkout opened, a payment confirmed or refunded). */
   payment: OrderPayment | null;
+  items: OrderItem[];
+  amountCents: number;
 };
 
-export function queuedView(order: QueuedOrder): OrderView {
+/** Names and prices of a sale's variants, for a queued order's lines (Redis keeps ids, units and prices). */
+export type VariantNames = ReadonlyMap<string, string>;
+
+/**
+ * A queued order as `Order`: its lines from the reservation (names from the sale's variants); a
+ * document from before variants has one line of the sale's only variant (`fallback`).
+ */
+export function queuedView(
+  order: QueuedOrder,
+  variants: { variantId: string; name: string; priceCents: number }[] = [],
+): OrderView {
+  const names = new Map(variants.map((v) => [v.variantId, v.name]));
+  const only = variants.length === 1 ? variants[0] : undefined;
+  const items: OrderItem[] = order.items
+    ? order.items.map((i) => ({ ...i, name: names.get(i.variantId) ?? i.variantId }))
+    : only
+      ? [
+          {
+            variantId: only.variantId,
+            name: only.name,
+            quantity: order.quantity,
+            priceCents: only.priceCents,
+          },
+        ]
+      : [];
   return {
     orderId: order.orderId,
     saleId: order.saleId,
@@ -47,6 +77,13 @@ export function queuedView(order: QueuedOrder): OrderView {
     status: "queued",
     createdAt: new Date(order.createdAt).toISOString(),
     expiresAt: new Date(order.expiresAt).toISOString(),
+    items: items.map(({ variantId, name, quantity, priceCents }) => ({
+      variantId,
+      name,
+      quantity,
+      priceCents,
+    })),
+    amountCents: items.reduce((sum, i) => sum + i.quantity * i.priceCents, 0),
   };
 }
 
@@ -58,6 +95,8 @@ export function rowView(row: OrderRow): OrderView {
     status: row.status,
     createdAt: row.createdAt.toISOString(),
     expiresAt: row.expiresAt.toISOString(),
+    items: row.items.map((i) => ({ ...i })),
+    amountCents: row.amountCents,
   };
   if (row.paidAt) view.paidAt = row.paidAt.toISOString();
   if (row.payment) view.payment = { ...row.payment };

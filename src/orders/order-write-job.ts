@@ -4,10 +4,8 @@ import { debitStock } from "../stock/debit";
 import type { QueuedOrder } from "../stock/queued-order";
 import { publishOutbox } from "../webhooks/publish";
 import { announceSoldOut } from "../webhooks/sale-status";
-import { findOrder } from "./order-repository";
-import type { OrderRow } from "./order-view";
 import { markCounted, writeOrders } from "./order-writes";
-import { ackQueuedOrders, readQueuedOrder } from "./queued-order-store";
+import { ackQueuedOrders } from "./queued-order-store";
 
 /** What an order-write did: rows inserted, and the orders left out because their sale does not exist. */
 export type WriteReport = { inserted: number; unknownSale: QueuedOrder[] };
@@ -45,7 +43,9 @@ export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Pr
     toCount.set(order.saleId, group);
   }
   if (report.unknownSale.length > 0)
-    console.warn(`order write: ${report.unknownSale.length} order(s) name a sale that does not exist`);
+    console.warn(
+      `order write: ${report.unknownSale.length} order(s) not written: their sale does not exist, or a drop's order has no lines`,
+    );
   const notReady = new Set<string>();
   const soldOut: string[] = [];
   for (const [saleId, group] of toCount) {
@@ -88,19 +88,4 @@ async function countInRedis(
     console.error(`sale ${saleId}: remaining ${outcome.remaining} after a Redis loss`);
   for (const order of group.behind) await markCounted(deps.db, order.orderId, group.epoch);
   return outcome.remaining;
-}
-
-/**
- * Makes sure an order has its Postgres row, written on demand when a shopper pays or cancels a
- * still-queued order or a timeout arrives first. Idempotent.
- */
-export async function materializeOrder(
-  deps: LifecycleDeps,
-  saleId: string,
-  orderId: string,
-  queued?: QueuedOrder | null,
-): Promise<OrderRow | null> {
-  const doc = queued ?? (await readQueuedOrder(deps.redis, saleId, orderId));
-  if (doc) await writeAndAck(deps, [doc]);
-  return findOrder(deps.db, orderId);
 }

@@ -1,8 +1,10 @@
+import { DEFAULT_VARIANT } from "../catalog/sale-record";
 import { ownedRow } from "../orders/order-actions";
 import { expireOrder } from "../orders/order-lifecycle";
 import { findOrder } from "../orders/order-repository";
 import type { OrderRow } from "../orders/order-view";
 import type { PaymentDeps } from "../services";
+import type { CheckoutLine } from "./payment-provider";
 import {
   checkoutsToClose,
   markCheckoutsClosed,
@@ -45,7 +47,7 @@ export async function openCheckout(
 ): Promise<CheckoutOutcome> {
   const row = await ownedRow(deps, saleId, orderId, userId);
   if (!row) return { kind: "unknown" };
-  const current = await stillOpen(deps, saleId, row);
+  const current = await stillOpen(deps, row);
   if (current.status !== "awaiting_payment") {
     // expired here, or by a path that left its checkout open: nobody may pay it any more
     if (current.status !== "paid") deps.defer(closeCheckouts(deps, [orderId]));
@@ -67,9 +69,7 @@ export async function openCheckout(
   if (!sale) return { kind: "unknown" };
   const created = await deps.payments.createCheckout({
     orderId,
-    productName: sale.name,
-    unitAmountCents: sale.priceCents,
-    quantity: row.quantity,
+    lines: checkoutLines(sale.name, row),
     currency: deps.config.CURRENCY,
     orderCreatedAt: row.createdAt.getTime(),
     orderExpiresAt: row.expiresAt.getTime(),
@@ -82,7 +82,7 @@ export async function openCheckout(
     { checkoutId: created.id, url: created.url },
     {
       provider: deps.payments.name,
-      amountCents: sale.priceCents * row.quantity,
+      amountCents: row.amountCents,
       currency: deps.config.CURRENCY,
     },
   );
@@ -117,10 +117,9 @@ export async function closeCheckouts(deps: PaymentDeps, orderIds: string[]): Pro
 }
 
 /** The order as it stands, expired here when its window closed by this clock (the database decides). */
-async function stillOpen(deps: PaymentDeps, saleId: string, row: OrderRow): Promise<OrderRow> {
+async function stillOpen(deps: PaymentDeps, row: OrderRow): Promise<OrderRow> {
   if (row.status !== "awaiting_payment" || row.expiresAt.getTime() > deps.now) return row;
-  await expireOrder(deps, saleId, row.id);
-  return (await findOrder(deps.db, row.id)) ?? row;
+  return (await expireOrder(deps, row.id)) ?? row;
 }
 
 /** The shopper page of an order, where a checkout sends the shopper back (`checkout`: how it ended). */
@@ -128,4 +127,17 @@ function shopperPage(deps: PaymentDeps, row: OrderRow, checkout: "paid" | "cance
   const query = new URLSearchParams({ sale: row.saleId, order: row.id });
   if (checkout) query.set("checkout", checkout);
   return `${deps.config.PUBLIC_URL}/?${query.toString()}`;
+}
+
+/**
+ * The order's lines as the checkout shows them: a one-variant sale's line is named after the sale (as
+ * before variants), a drop's after the sale and the variant.
+ */
+function checkoutLines(saleName: string, row: OrderRow): CheckoutLine[] {
+  const single = row.items.length === 1 && row.items[0]?.variantId === DEFAULT_VARIANT;
+  return row.items.map((item) => ({
+    name: single ? saleName : `${saleName}: ${item.name}`,
+    unitAmountCents: item.priceCents,
+    quantity: item.quantity,
+  }));
 }

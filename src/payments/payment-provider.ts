@@ -1,9 +1,11 @@
-/** What the engine asks a hosted checkout to sell: one order, its amount fixed here. */
+/** One line of a checkout: what the shopper sees, the unit price and the units. */
+export type CheckoutLine = { name: string; unitAmountCents: number; quantity: number };
+
+/** What the engine asks a hosted checkout to sell: one order, its lines and so its amount fixed here. */
 export type CheckoutRequest = {
   orderId: string;
-  productName: string;
-  unitAmountCents: number;
-  quantity: number;
+  /** the order's lines (a one-variant sale's order has one, named after the sale) */
+  lines: CheckoutLine[];
   currency: string;
   /** The order's creation and payment deadline (ms since the epoch): the checkout closes itself after it. */
   orderCreatedAt: number;
@@ -44,7 +46,7 @@ export type PaymentProvider = {
   createCheckout(request: CheckoutRequest): Promise<Checkout>;
   /** Closes a checkout nobody may pay any more (its order expired or was cancelled). */
   expireCheckout(checkoutId: string): Promise<void>;
-  /** Gives a payment back in full; the same refund again for the same order (idempotent by order id). */
+  /** Gives a payment back in full; the same refund again for the same payment (however late it is asked again). */
   refund(orderId: string, paymentRef: string): Promise<string>;
   /** The event a signed delivery carries, or null when its signature does not verify. */
   verifyEvent(body: string, signature: string | null): Promise<PaymentEvent | null>;

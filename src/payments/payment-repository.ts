@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
-import type { OrderPayment } from "../orders/order-view";
+import { ROW_SQL, toOrderRow } from "../orders/order-repository";
+import type { OrderPayment, OrderRow } from "../orders/order-view";
 import type { OutboxEntry } from "../webhooks/event-types";
 import { orderOutboxInsert, outboxColumn, outboxOf } from "../webhooks/outbox-sql";
 
@@ -60,17 +61,46 @@ export async function saleForPayment(
   return row ? { name: String(row.name), priceCents: Number(row.price_cents) } : null;
 }
 
+/** What a provider's payment of an order is held against: its row, the checkout opened for it, its price. */
+export type PaymentTarget = {
+  /** The order's row; null while it is not in Postgres (no checkout can have been opened for it). */
+  order: OrderRow | null;
+  checkoutId: string | null;
+  /** The sale's unit price: a payment amounts to it × the order's quantity. */
+  priceCents: number;
+};
+
+/**
+ * What a provider's payment of an order is checked against, in one read: the order's row, the checkout
+ * stored on it and its sale's unit price; null when the sale does not exist.
+ */
+export async function paymentTarget(db: Db, saleId: string, orderId: string): Promise<PaymentTarget | null> {
+  const result = await withDb(() =>
+    db.execute<Record<string, unknown>>(sql`
+      with o as (select ${ROW_SQL}, checkout_id from orders where id = ${orderId})
+      select s.price_cents, o.* from sales s left join o on o.sale_id = s.id where s.id = ${saleId}`),
+  );
+  const r = result.rows[0];
+  if (!r) return null;
+  return {
+    order: r.id === null || r.id === undefined ? null : toOrderRow(r),
+    checkoutId: r.checkout_id === null || r.checkout_id === undefined ? null : String(r.checkout_id),
+    priceCents: Number(r.price_cents),
+  };
+}
+
 /**
  * Records that a payment of an order that expired or was cancelled was given back: once, whatever the
  * number of callers. The order keeps its status. The same statement writes the `order.refunded` webhook
  * outbox entries (for the endpoints subscribed to it), so the refund is never recorded without its event:
- * the entries to publish for the call that recorded it, null for every other call.
+ * for the call that recorded it, the order as it now stands and the entries to publish; null for every
+ * other call.
  */
 export async function recordRefund(
   db: Db,
   orderId: string,
   refund: { refundRef: string; paymentRef: string; payment: Omit<OrderPayment, "status"> },
-): Promise<OutboxEntry[] | null> {
+): Promise<{ order: OrderRow; webhooks: OutboxEntry[] } | null> {
   const result = await withDb(() =>
     db.execute<Record<string, unknown>>(sql`
       with upd as (
@@ -78,22 +108,12 @@ export async function recordRefund(
           payment_ref = coalesce(payment_ref, ${refund.paymentRef}), payment_provider = ${refund.payment.provider},
           payment_amount_cents = ${refund.payment.amountCents}, payment_currency = ${refund.payment.currency}
         where id = ${orderId} and status in ('expired', 'cancelled') and payment_status is distinct from 'refunded'
-        returning id, sale_id, quantity, status, created_at, expires_at, paid_at,
-          payment_provider, payment_status, payment_amount_cents, payment_currency
+        returning ${ROW_SQL}
       ), ob as (${orderOutboxInsert(sql`upd`, ["order.refunded"])})
-      select id, ${outboxColumn(sql`ob`)} from upd`),
+      select *, ${outboxColumn(sql`ob`)} from upd`),
   );
-  return result.rows.length > 0 ? outboxOf(result.rows) : null;
-}
-
-/** Whether an order's late payment was already given back (so no refund is asked for again). */
-export async function isRefunded(db: Db, orderId: string): Promise<boolean> {
-  const result = await withDb(() =>
-    db.execute<{ payment_status: string | null }>(
-      sql`select payment_status from orders where id = ${orderId}`,
-    ),
-  );
-  return result.rows[0]?.payment_status === "refunded";
+  const row = result.rows[0];
+  return row ? { order: toOrderRow(row), webhooks: outboxOf(result.rows) } : null;
 }
 
 /** Whether a provider event was handled before (a duplicated delivery changes nothing). */

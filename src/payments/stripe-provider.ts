@@ -30,12 +30,13 @@ function sessionExpiresAt(request: CheckoutRequest): number | undefined {
  * The Stripe adapter of {@link PaymentProvider}: Checkout Sessions, refunds and signed webhooks, through
  * the `stripe` package's fetch HTTP client and SubtleCrypto (so it runs on Workers, Deno and Bun alike).
  * `apiBase` points it elsewhere (locally the stand-in, local/stripe-server.ts) by the client's
- * host / port / protocol options. Idempotency keys derive from the order id, so a retried checkout is
- * the same session and a retried refund the same refund.
+ * host / port / protocol options. A checkout's idempotency key derives from the order id, a refund's from
+ * the payment, so a retried checkout is the same session and a retried refund the same refund; a refund
+ * retried after its key expired (24 hours) is found among the payment's refunds and answered.
  *
  * @example
  * const stripe = stripeProvider({ secretKey: "sk_test_…", webhookSecret: "whsec_…" });
- * const { url } = await stripe.createCheckout({ orderId, productName, unitAmountCents: 500, quantity: 1, … });
+ * const { url } = await stripe.createCheckout({ orderId, lines: [{ name, unitAmountCents: 500, quantity: 1 }], … });
  */
 export function stripeProvider(settings: StripeSettings): PaymentProvider {
   const client = new Stripe(settings.secretKey, {
@@ -56,16 +57,14 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider {
             client_reference_id: request.orderId,
             metadata: { orderId: request.orderId },
             payment_intent_data: { metadata: { orderId: request.orderId } },
-            line_items: [
-              {
-                quantity: request.quantity,
-                price_data: {
-                  currency: request.currency,
-                  unit_amount: request.unitAmountCents,
-                  product_data: { name: request.productName },
-                },
+            line_items: request.lines.map((line) => ({
+              quantity: line.quantity,
+              price_data: {
+                currency: request.currency,
+                unit_amount: line.unitAmountCents,
+                product_data: { name: line.name },
               },
-            ],
+            })),
             success_url: request.successUrl,
             cancel_url: request.cancelUrl,
             expires_at: sessionExpiresAt(request),
@@ -83,12 +82,23 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider {
       await call(() => client.checkout.sessions.expire(checkoutId));
     },
     async refund(orderId: string, paymentRef: string): Promise<string> {
-      const refund = await call(() =>
-        client.refunds.create(
+      try {
+        const refund = await client.refunds.create(
           { payment_intent: paymentRef, metadata: { orderId } },
-          { idempotencyKey: `refund-${orderId}` },
-        ),
-      );
+          { idempotencyKey: `refund-${paymentRef}` },
+        );
+        return refund.id;
+      } catch (error) {
+        // made before, and its idempotency key gone (Stripe keeps them 24 hours): the refund there is it
+        if (!alreadyRefunded(error)) throw new StoreUnavailableError("payments", error);
+      }
+      const made = await call(() => client.refunds.list({ payment_intent: paymentRef, limit: 10 }));
+      const refund = made.data.find((r) => r.status !== "failed" && r.status !== "canceled");
+      if (!refund)
+        throw new StoreUnavailableError(
+          "payments",
+          new Error(`${paymentRef} refunded, but no refund is listed`),
+        );
       return refund.id;
     },
     async verifyEvent(body: string, signature: string | null): Promise<PaymentEvent | null> {
@@ -143,6 +153,11 @@ function hostOptions(apiBase: string | undefined): {
   const url = new URL(apiBase);
   const protocol = url.protocol === "http:" ? "http" : "https";
   return { host: url.hostname, port: url.port || (protocol === "http" ? "80" : "443"), protocol };
+}
+
+/** Stripe's refusal of a refund for a payment already refunded in full. */
+function alreadyRefunded(error: unknown): boolean {
+  return error instanceof Stripe.errors.StripeInvalidRequestError && error.code === "charge_already_refunded";
 }
 
 /** A Stripe call; a network failure or a refusal becomes `StoreUnavailableError("payments")`. */

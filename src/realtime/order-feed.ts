@@ -1,3 +1,4 @@
+import { variantsOf } from "../catalog/sale-variants";
 import type { Db } from "../db/client";
 import { type Frame, frameOf, type WatchedOrder } from "../memory/frame";
 import type { Memory } from "../memory/memory";
@@ -30,7 +31,7 @@ export function watchedOrder(view: OrderView, userId: string): WatchedOrder {
  * (src/orders/order-reads.ts): a later read or stream opening of them needs no store.
  */
 export async function readOrders(
-  store: { redis: Redis; db: Db; memory: Pick<Memory, "finalOrders"> },
+  store: { redis: Redis; db: Db; memory: Pick<Memory, "finalOrders" | "saleVariants"> },
   orders: Map<string, string>,
 ): Promise<Map<string, WatchedOrder>> {
   const ids = [...orders.keys()];
@@ -41,10 +42,14 @@ export async function readOrders(
     findOrders(store.db, ids),
   ]);
   const found = new Map<string, WatchedOrder>();
-  ids.forEach((orderId, i) => {
+  for (const [i, orderId] of ids.entries()) {
     const queued = parseQueuedOrder(orders.get(orderId) as string, docs[i] ?? null);
-    if (queued) found.set(orderId, watchedOrder(queuedView(queued), queued.userId));
-  });
+    if (queued)
+      found.set(
+        orderId,
+        watchedOrder(queuedView(queued, await variantsOf(store, queued.saleId)), queued.userId),
+      );
+  }
   for (const row of rows) {
     const view = rowView(row);
     rememberOrder(store.memory, row.userId, view);
@@ -58,7 +63,7 @@ export async function readOrders(
  * else read as the feed reads it.
  */
 export async function readOneOrder(
-  store: { redis: Redis; db: Db; memory: Pick<Memory, "finalOrders"> },
+  store: { redis: Redis; db: Db; memory: Pick<Memory, "finalOrders" | "saleVariants"> },
   orderId: string,
   saleId: string,
 ): Promise<WatchedOrder | undefined> {

@@ -1,11 +1,11 @@
-import { findSale, roomNow } from "../admission/queue";
-import { tickRoom } from "../admission/tick";
-import { ticketView } from "../admission/ticket-view";
 import { type Frame, frameOf, keepSame } from "../memory/frame";
 import type { RoomReading } from "../memory/memory";
+import { tickRoom } from "../room/tick";
+import { admissionRuns, ticketView } from "../room/ticket-view";
+import { findSale, roomNow } from "../room/tickets";
 import type { Deps } from "../services";
 import { saleKeys } from "../stock/keys";
-import type { StoredTicket } from "../stock/queue-step";
+import type { StoredTicket } from "../stock/room-step";
 import { withRedis } from "../stores/with-redis";
 
 /**
@@ -33,7 +33,7 @@ export async function readOwnTicket(d: Deps, saleId: string, userId: string): Pr
 
 /** Whether the waiter's copy of its ticket may be out of date for this room state. */
 export function ticketStale(t: StoredTicket, r: RoomReading): boolean {
-  if (t.s !== "w") return t.s === "a" && r.at >= t.x;
+  if (t.s !== "w") return t.s === "a" && !admissionRuns(t, r.room, r.at);
   return (r.room.sealed && t.p === 0) || (t.p > 0 && t.p <= r.room.frontier);
 }
 

@@ -8,11 +8,19 @@ import { withRedis } from "../stores/with-redis";
 /** The given sales as Redis holds them (one pipeline); absent sales are left out. */
 export async function readSales(redis: Redis, saleIds: string[]): Promise<Map<string, SaleRecord>> {
   const pipe = redis.pipeline();
-  for (const id of saleIds) pipe.hgetall(saleKeys(id).meta).get(saleKeys(id).stock);
+  for (const id of saleIds) {
+    const keys = saleKeys(id);
+    pipe.hgetall(keys.meta).get(keys.stock).hgetall(keys.variantStock);
+  }
   const replies = await withRedis(() => pipe.exec<unknown[]>());
   const sales = new Map<string, SaleRecord>();
   saleIds.forEach((id, i) => {
-    const sale = fromMetaFields(toRecord(replies[2 * i]), replies[2 * i + 1] as string | null);
+    const at = 3 * i;
+    const sale = fromMetaFields(
+      toRecord(replies[at]),
+      replies[at + 1] as string | null,
+      toRecord(replies[at + 2]),
+    );
     if (sale) sales.set(id, sale);
   });
   return sales;

@@ -1,6 +1,6 @@
-import type { Deps } from "../context";
 import { type Frame, frameOf } from "../memory/frame";
 import { type SaleStats, saleStats } from "../recovery/sale-stats";
+import type { Deps } from "../services";
 import { readTimeline, type TimelinePoint } from "../stock/timeline";
 
 /** What the operator's live view shows of a sale: `GET …/stats` and `GET …/timeline`, as they answer. */

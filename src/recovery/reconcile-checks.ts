@@ -71,8 +71,9 @@ export function checkAdjustments(
     if (entry.type !== "adjust") continue;
     const old = deps.now - entry.at > deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;
     if (!recorded.has(entry.adjustmentId)) {
-      const { adjustmentId: id, delta, epoch } = entry;
-      if (epoch !== undefined) found.unrecorded.push({ id, delta, epoch });
+      const { adjustmentId: id, delta, epoch, variantId } = entry;
+      if (epoch !== undefined)
+        found.unrecorded.push({ id, delta, epoch, ...(variantId ? { variantId } : {}) });
     } else if (old) found.trim.push(ledgerFieldOf(entry));
   }
 }

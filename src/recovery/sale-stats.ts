@@ -5,7 +5,8 @@ import { parseQueuedOrder, type QueuedOrder } from "../stock/queued-order";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
 import { HOLDINGS_PER_READING, holdingScanOf, takeHoldingChunk } from "./holding-scan";
-import { readCounters, readUnrestored } from "./stats-reads";
+import { readCounters, readUnrestored, type VariantCounterRow } from "./stats-reads";
+import { type VariantStats, variantStats } from "./variant-stats";
 
 export type SaleStats = {
   stock: number;
@@ -26,6 +27,8 @@ export type SaleStats = {
   invariantHolds: boolean;
   /** what breaks the invariant, in words for the operator (empty while it holds) */
   invariantBreaks: string[];
+  /** each variant's figures, in the operator's order (a sale of one: its one variant, the sale's figures) */
+  variants: VariantStats[];
 };
 
 type RedisSide = {
@@ -38,6 +41,12 @@ type RedisSide = {
   overLimit: string[];
   /** of the orders Postgres had not marked restored, those whose units this reading has back ("x:" entry) */
   givenBack: string[];
+  /** a drop of several variants (it keeps `vstock` and `vholdings`) */
+  tracked: boolean;
+  /** a drop of several variants: each one's units remaining (`vstock`) */
+  variantStock: Record<string, string> | null;
+  /** "<variantId>:<userId>" over the variant's own cap in the holdings per variant (one chunk of the walk) */
+  overCap: string[];
 };
 
 /**
@@ -48,6 +57,7 @@ type RedisSide = {
 async function readRedisSide(deps: StatsDeps, saleId: string, unrestored: string[]): Promise<RedisSide> {
   const keys = saleKeys(saleId);
   const scan = holdingScanOf(deps.memory, saleId);
+  const variantScan = holdingScanOf(deps.memory, saleId, "variants");
   const restoreFields = unrestored.map((id) => ledgerField("restore", id));
   const multi = deps.redis
     .multi()
@@ -56,10 +66,25 @@ async function readRedisSide(deps: StatsDeps, saleId: string, unrestored: string
     .get(keys.stock)
     .hlen(keys.ledger)
     .hgetall(keys.orders)
-    .hscan(keys.holdings, scan.cursor, { count: HOLDINGS_PER_READING });
+    .hscan(keys.holdings, scan.cursor, { count: HOLDINGS_PER_READING })
+    .hget(keys.meta, "variants")
+    .hgetall(keys.variantStock)
+    .hscan(keys.variantHoldings, variantScan.cursor, { count: HOLDINGS_PER_READING });
+  type Chunk = [string | number, (string | number)[]];
   // biome-ignore format: one line per reply
-  type Replies = [string | null, string | null, string | null, number, unknown, [string | number, (string | number)[]], unknown];
-  const [stock, limit, remaining, ledgerEntries, orders, holdings, restores] = await withRedis(() =>
+  type Replies = [string | null, string | null, string | null, number, unknown, Chunk, string | null, unknown, Chunk, unknown];
+  const [
+    stock,
+    limit,
+    remaining,
+    ledgerEntries,
+    orders,
+    holdings,
+    variants,
+    variantStock,
+    variantHoldings,
+    restores,
+  ] = await withRedis(() =>
     (restoreFields.length > 0 ? multi.hmget(keys.ledger, ...restoreFields) : multi).exec<Replies>(),
   );
   const given = Array.isArray(restores) ? restores : [];
@@ -68,6 +93,7 @@ async function readRedisSide(deps: StatsDeps, saleId: string, unrestored: string
     .map((json) => parseQueuedOrder(saleId, json))
     .filter((o): o is QueuedOrder => o !== null);
   const perUserLimit = limit === null ? Number.POSITIVE_INFINITY : Number(limit);
+  const defined = definedVariants(variants);
   return {
     stock: Number(stock ?? 0),
     remaining: Number(remaining ?? 0),
@@ -76,7 +102,28 @@ async function readRedisSide(deps: StatsDeps, saleId: string, unrestored: string
     queued,
     overLimit: takeHoldingChunk(scan, holdings, perUserLimit),
     givenBack,
+    tracked: defined.length > 1,
+    variantStock: toRecord(variantStock),
+    overCap: takeHoldingChunk(variantScan, variantHoldings, capsOf(defined)),
   };
+}
+
+/** The variants the meta hash defines (`variants`; none for a sale made before them). */
+function definedVariants(variants: string | null): { variantId?: unknown; perUserLimit?: unknown }[] {
+  try {
+    const parsed: unknown = variants ? JSON.parse(variants) : [];
+    return Array.isArray(parsed) ? parsed : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Each variant's own cap, as the limit of a "<variantId>:<userId>" field of the holdings per variant. */
+function capsOf(defined: { variantId?: unknown; perUserLimit?: unknown }[]): (field: string) => number {
+  const caps = new Map<string, number>();
+  for (const v of defined)
+    if (typeof v.perUserLimit === "number") caps.set(String(v.variantId), v.perUserLimit);
+  return (field) => caps.get(field.slice(0, field.indexOf(":"))) ?? Number.POSITIVE_INFINITY;
 }
 
 /**
@@ -116,6 +163,15 @@ async function readSaleStats(deps: StatsDeps, saleId: string): Promise<SaleStats
     breaks.push(
       `stock ${r.stock} ≠ remaining ${r.remaining} + live ${liveUnits} + restoring ${pendingRestoreUnits}`,
     );
+  const perVariant = variantStats({
+    tracked: r.tracked,
+    rows: parseJson<VariantCounterRow[]>(row.variants, []),
+    redis: r,
+    overCapInRedis: r.overCap,
+    overCapInPostgres: parseJson<{ variantId: string; userId: string }[]>(row.variant_over_limit, []),
+    sale: { liveUnits, pendingRestoreUnits },
+  });
+  breaks.push(...perVariant.breaks);
   return {
     stock: r.stock,
     remaining: r.remaining,
@@ -131,7 +187,14 @@ async function readSaleStats(deps: StatsDeps, saleId: string): Promise<SaleStats
     usersOverLimit,
     invariantHolds: breaks.length === 0,
     invariantBreaks: breaks,
+    variants: perVariant.variants,
   };
+}
+
+/** A JSON value as the driver returns it (parsed already, or as text); `fallback` when it is neither. */
+function parseJson<T>(value: unknown, fallback: T): T {
+  const parsed = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
+  return parsed === null || parsed === undefined ? fallback : (parsed as T);
 }
 
 /** A JSON array of user ids as the driver returns it (parsed already, or as text). */

@@ -1,11 +1,11 @@
-import { tickRooms } from "../admission/tick";
 import type { SaleRecord } from "../catalog/sale-record";
 import { readAllSales } from "../catalog/sale-store";
 import { enqueueOrders } from "../orders/enqueue-order";
 import { expireOrder, settleRestore } from "../orders/order-lifecycle";
-import { findOrder, findOverdue, findUnrestored } from "../orders/order-repository";
+import { findOverdue, findUnrestored } from "../orders/order-repository";
 import { readStaleOutbox } from "../orders/queued-order-store";
 import { closeCheckouts } from "../payments/checkout";
+import { tickRooms } from "../room/tick";
 import type { Deps } from "../services";
 import { publishLeftovers } from "../webhooks/publish";
 import { announceSaleStatuses } from "../webhooks/sale-status";
@@ -42,7 +42,7 @@ export type SweepReport = {
  * 5. sales that opened, sold out, ended or were paused by the reconciliation are announced to webhook
  *    endpoints, each from a reading taken then (not the list read at the start: a status a sale lost
  *    meanwhile is not announced), and webhook messages left in the outbox (a failed publish) are published.
- * 6. the waiting rooms of queue and draw sales are stepped (src/admission/tick.ts): where nobody
+ * 6. the waiting rooms of queue and draw sales are stepped (src/room/tick.ts): where nobody
  *    watches or asks, lapsed admissions and returned units are still offered on.
  * Every runtime runs it from its own schedule (src/runtime/): Workers' Cron Trigger, `Deno.cron`, a timer on Bun.
  */
@@ -84,8 +84,7 @@ export async function sweep(deps: Deps): Promise<SweepReport> {
   await attempt(async () => {
     const expired: string[] = [];
     for (const orderId of await findOverdue(deps.db, OVERDUE_GRACE_SECONDS, BATCH)) {
-      const row = await findOrder(deps.db, orderId);
-      if (row && (await attempt(() => expireOrder(deps, row.saleId, orderId)))) {
+      if (await attempt(() => expireOrder(deps, orderId))) {
         report.expired++;
         expired.push(orderId);
       }

@@ -1,12 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { apiRouter, OPERATOR } from "../api/api-router";
+import { apiRouter, OPERATOR, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { saleIdParam } from "../api/sale-schemas";
 import { readSale } from "../catalog/sale-store";
 import { deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
 import { figuresFrame, readFigureFrames, readSaleFigures } from "../realtime/stats-feed";
-import { frameStream } from "./event-streams";
+import { frameStream } from "../responses/event-streams";
 
 const EXAMPLE = `event: stats
 id: 1795000000000
@@ -64,7 +64,7 @@ const operatorEvents = createRoute({
  * isolate's one operator feed (realtime/stats-feed.ts). Always served: no shopper's stream budget
  * applies to it.
  */
-export const adminEventRoutes = apiRouter().openapi(operatorEvents, async (c) => {
+async function streamOperatorEvents(c: RouteContext<typeof operatorEvents>) {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
   return frameStream(c, d, {
@@ -76,4 +76,6 @@ export const adminEventRoutes = apiRouter().openapi(operatorEvents, async (c) =>
     readAll: (ids) => readFigureFrames(d, ids, Date.now()),
     unknown: () => new ApiError("UNKNOWN_SALE", "No such sale."),
   });
-});
+}
+
+export const adminEventRoutes = apiRouter().openapi(operatorEvents, streamOperatorEvents);

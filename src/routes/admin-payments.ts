@@ -1,16 +1,16 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter, json, OPERATOR } from "../api/api-router";
+import { apiRouter, json, OPERATOR, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
-import { jsonBody } from "../api/json-body";
 import { orderIdParam, orderSchema } from "../api/order-schemas";
 import { confirmPaymentBodySchema } from "../api/payment-schemas";
 import { deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
+import { auditActor } from "../middleware/admin-auth";
+import { jsonBody } from "../middleware/json-body";
 import { rememberOrder } from "../orders/order-reads";
 import { rowView } from "../orders/order-view";
 import { confirmPayment } from "../payments/confirm-payment";
-import { saleOfOrder } from "./order-refusals";
-import { paymentRefusal } from "./payment-refusals";
+import { paymentRefusal, saleOfOrder } from "../responses/order-refusals";
 
 const confirmRoute = createRoute({
   method: "post",
@@ -30,6 +30,7 @@ const confirmRoute = createRoute({
     ...errorResponses(
       "INVALID_REQUEST",
       "UNAUTHENTICATED",
+      "FORBIDDEN",
       "UNKNOWN_ORDER",
       "ORDER_EXPIRED",
       "ORDER_CANCELLED",
@@ -40,7 +41,7 @@ const confirmRoute = createRoute({
 });
 
 /** `POST /api/admin/orders/:orderId/payment` (src/payments/confirm-payment.ts). */
-export const adminPaymentRoutes = apiRouter().openapi(confirmRoute, async (c) => {
+async function confirmOrderPayment(c: RouteContext<typeof confirmRoute>) {
   const d = deps(c);
   const { orderId } = c.req.valid("param");
   if (d.config.PAYMENT_PROVIDER !== "manual")
@@ -50,9 +51,12 @@ export const adminPaymentRoutes = apiRouter().openapi(confirmRoute, async (c) =>
     saleOfOrder(orderId),
     orderId,
     c.req.valid("json").paymentRef ?? null,
+    auditActor(c),
   );
   if (outcome.kind !== "paid") throw paymentRefusal(outcome);
   const view = rowView(outcome.order);
   rememberOrder(d.memory, outcome.order.userId, view);
   return c.json(view, 200);
-});
+}
+
+export const adminPaymentRoutes = apiRouter().openapi(confirmRoute, confirmOrderPayment);

@@ -5,14 +5,16 @@ import {
   stockBodySchema,
   stockHeaders,
 } from "../api/admin-schemas";
-import { apiRouter, json, OPERATOR } from "../api/api-router";
+import { apiRouter, json, OPERATOR, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
-import { jsonBody } from "../api/json-body";
 import { saleIdParam } from "../api/sale-schemas";
-import { toSaleView } from "../catalog/sale-record";
+import { toSaleView, variantsOfSale } from "../catalog/sale-record";
 import { forgetSaleList } from "../catalog/sale-store";
 import { deps } from "../context";
-import { ApiError, StoreUnavailableError } from "../errors";
+import { StoreUnavailableError } from "../errors";
+import { ApiError } from "../http/api-error";
+import { auditActor } from "../middleware/admin-auth";
+import { jsonBody } from "../middleware/json-body";
 import { type AdjustmentResult, applyStockAdjustment } from "../sales/stock-adjustment";
 import { announceSale } from "../webhooks/sale-status";
 import { existingSale } from "./admin";
@@ -35,7 +37,7 @@ export const adjustStockRoute = createRoute({
   security: OPERATOR,
   summary: "Add or remove stock",
   description:
-    "Grows or shrinks the stock, live sales included, never below what is reserved (409 CONFLICT with `remaining`, the most that can be removed). With an `Idempotency-Key` a retried adjustment is applied once, whatever failed in between. Without one the server makes one up and answers it in the `Idempotency-Key` response header: after a 503, sending the adjustment again with that key applies it once. An adjustment a 503 left applied in Redis only is recorded in Postgres by the reconciliation or the next rebuild, never dropped or counted twice. The body (at most 16 KiB) is read as JSON whatever its Content-Type.",
+    "Grows or shrinks the stock of one variant, live sales included, never below what is reserved of it (409 CONFLICT with `remaining`, the most that can be removed, and `variantId`). `variantId` is required on a sale of several variants (400 INVALID_REQUEST without it, 400 UNKNOWN_VARIANT for one the sale does not have); on a sale of one it may be left out. The variant's units and the sale's change together. With an `Idempotency-Key` a retried adjustment is applied once, whatever failed in between. Without one the server makes one up and answers it in the `Idempotency-Key` response header: after a 503, sending the adjustment again with that key applies it once. An adjustment a 503 left applied in Redis only is recorded in Postgres by the reconciliation or the next rebuild, never dropped or counted twice. The body (at most 16 KiB) is read as JSON whatever its Content-Type.",
   middleware: [jsonBody({ maxBytes: MAX_ADMIN_BODY_BYTES })] as const,
   request: {
     params: saleIdParam,
@@ -47,7 +49,14 @@ export const adjustStockRoute = createRoute({
       ...json("The sale with its new stock and remaining units.", operatorSaleSchema),
       headers: { "Idempotency-Key": keyHeader },
     },
-    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "UNKNOWN_SALE", "CONFLICT"),
+    ...errorResponses(
+      "INVALID_REQUEST",
+      "UNKNOWN_VARIANT",
+      "UNAUTHENTICATED",
+      "FORBIDDEN",
+      "UNKNOWN_SALE",
+      "CONFLICT",
+    ),
     503: { ...unavailable, headers: { ...unavailable.headers, "Idempotency-Key": keyHeader } },
   },
 });
@@ -63,15 +72,32 @@ function refusal(r: Refusal): ApiError {
     case "below_reserved":
       return new ApiError(
         "CONFLICT",
-        `Stock cannot go below what is reserved: at most ${r.remaining} can be removed.`,
-        { details: { remaining: r.remaining } },
+        `Stock of ${r.variantId} cannot go below what is reserved: at most ${r.remaining} can be removed.`,
+        { details: { remaining: r.remaining, variantId: r.variantId } },
       );
     case "key_reused":
       return new ApiError(
         "CONFLICT",
-        `This Idempotency-Key was already used for an adjustment of ${r.appliedDelta}; use a new key.`,
-        { details: { appliedDelta: r.appliedDelta } },
+        r.appliedVariant === undefined
+          ? `This Idempotency-Key was already used for an adjustment of ${r.appliedDelta}; use a new key.`
+          : `This Idempotency-Key was already used for an adjustment of ${r.appliedDelta} to ${r.appliedVariant}; use a new key.`,
+        {
+          details: {
+            appliedDelta: r.appliedDelta,
+            ...(r.appliedVariant === undefined ? {} : { variantId: r.appliedVariant }),
+          },
+        },
       );
+    case "variant_required":
+      return new ApiError(
+        "INVALID_REQUEST",
+        `This sale has several variants: say which one in variantId (${r.variantIds.join(", ")}).`,
+        { details: { fields: { variantId: "Required on a sale of several variants." } } },
+      );
+    case "unknown_variant":
+      return new ApiError("UNKNOWN_VARIANT", `This sale has no variant ${r.variantId}.`, {
+        details: { variantId: r.variantId },
+      });
     case "not_initialised":
       return new ApiError("UNAVAILABLE", "The sale is being restored; nothing was adjusted.", {
         retryAfterSeconds: 2,
@@ -92,19 +118,20 @@ function refusal(r: Refusal): ApiError {
 }
 
 /**
- * `POST /api/admin/sales/:saleId/stock {"delta"}` (operator token, checked by the app): applies the
- * adjustment once per Idempotency-Key in both stores (sale/stock-adjustment.ts) and answers the sale
+ * `POST /api/admin/sales/:saleId/stock {"delta", "variantId"?}` (operator token, checked by the app):
+ * applies the adjustment to the variant (required on a sale of several) once per Idempotency-Key in both stores (sale/stock-adjustment.ts) and answers the sale
  * with its new figures. A request without a key gets one made up (a random UUID), so every adjustment
  * takes the keyed path; the key is answered in the `Idempotency-Key` header, for a safe retry.
  */
-export const adminStockRoutes = apiRouter().openapi(adjustStockRoute, async (c) => {
+async function adjustSaleStock(c: RouteContext<typeof adjustStockRoute>) {
   const d = deps(c);
-  const { delta } = c.req.valid("json");
+  const { delta, variantId } = c.req.valid("json");
   const sent = c.req.valid("header")["Idempotency-Key"] ?? null;
   const idempotencyKey = sent ?? crypto.randomUUID();
   c.header("Idempotency-Key", idempotencyKey);
   const sale = await existingSale(d, c.req.valid("param").saleId);
-  const outcome = await applyStockAdjustment(d, sale, { delta, idempotencyKey }).catch(
+  const request = { delta, idempotencyKey, ...(variantId === undefined ? {} : { variantId }) };
+  const outcome = await applyStockAdjustment(d, sale, request, auditActor(c)).catch(
     (error: unknown): Refusal => {
       if (sent !== null || !(error instanceof StoreUnavailableError)) throw error;
       return { kind: "outcome_unknown", key: idempotencyKey };
@@ -112,11 +139,16 @@ export const adminStockRoutes = apiRouter().openapi(adjustStockRoute, async (c) 
   );
   if (outcome.kind !== "applied") throw refusal(outcome);
   forgetSaleList(d.memory);
+  const variants = variantsOfSale(sale).map((v) =>
+    v.variantId === outcome.variantId ? { ...v, remaining: outcome.variantRemaining } : v,
+  );
   const adjusted = toSaleView(
-    { ...sale, remaining: outcome.remaining, stock: outcome.stock },
+    { ...sale, remaining: outcome.remaining, stock: outcome.stock, variants },
     d.now,
     "operator",
   );
   await announceSale(d, sale.saleId, "sale.stock_adjusted");
   return c.json(adjusted, 200);
-});
+}
+
+export const adminStockRoutes = apiRouter().openapi(adjustStockRoute, adjustSaleStock);

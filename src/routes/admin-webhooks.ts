@@ -1,8 +1,8 @@
 import { createRoute } from "@hono/zod-openapi";
 import { MAX_ADMIN_BODY_BYTES } from "../api/admin-schemas";
-import { apiRouter, json, OPERATOR } from "../api/api-router";
+import { apiRouter, json, OPERATOR, type RouteContext } from "../api/api-router";
+import { publicEndpoint } from "../api/endpoint-target";
 import { errorResponses } from "../api/error-responses";
-import { jsonBody } from "../api/json-body";
 import {
   createdEndpointSchema,
   deadLetterIdParam,
@@ -14,7 +14,9 @@ import {
   testSentSchema,
 } from "../api/webhook-schemas";
 import { deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
+import { auditActor } from "../middleware/admin-auth";
+import { jsonBody } from "../middleware/json-body";
 import { replayDeadLetter } from "../orders/dead-letter-replay";
 import {
   createEndpoint,
@@ -35,14 +37,14 @@ const createRoute_ = createRoute({
   path: "/webhooks",
   summary: "Register a webhook endpoint",
   description:
-    "Deliveries of the named event types (see the document's `webhooks`) will be POSTed to `url`, signed as Standard Webhooks asks with the secret answered here, and only here. A 400 names each bad field and stores nothing.",
+    "Deliveries of the named event types (see the document's `webhooks`) will be POSTed to `url`, signed as Standard Webhooks asks with the secret answered here, and only here. A 400 names each bad field and stores nothing; a `url` whose host is not a public address (loopback, private, link-local, `localhost`, in any spelling) is one, unless the engine allows private targets.",
   middleware: [jsonBody({ maxBytes: MAX_ADMIN_BODY_BYTES })] as const,
   request: {
     body: { required: true, content: { "application/json": { schema: endpointDefinitionSchema } } },
   },
   responses: {
     201: json("The endpoint, with its signing secret (shown this once).", createdEndpointSchema),
-    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "UNAVAILABLE"),
+    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "FORBIDDEN", "UNAVAILABLE"),
   },
 });
 
@@ -67,7 +69,7 @@ const deleteRoute = createRoute({
   request: byId,
   responses: {
     204: { description: "Removed." },
-    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+    ...errorResponses("UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "UNAVAILABLE"),
   },
 });
 
@@ -80,7 +82,7 @@ const testRoute = createRoute({
   request: byId,
   responses: {
     202: json("Queued.", testSentSchema),
-    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+    ...errorResponses("UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "UNAVAILABLE"),
   },
 });
 
@@ -93,7 +95,7 @@ const rotateRoute = createRoute({
   request: byId,
   responses: {
     200: json("The new secret (shown this once).", rotatedSecretSchema),
-    ...errorResponses("UNAUTHENTICATED", "NOT_FOUND", "CONFLICT", "UNAVAILABLE"),
+    ...errorResponses("UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "UNAVAILABLE"),
   },
 });
 
@@ -107,45 +109,71 @@ const replayRoute = createRoute({
   request: { params: deadLetterIdParam },
   responses: {
     200: json("Queued again.", replayedSchema),
-    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "NOT_FOUND", "UNAVAILABLE"),
+    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "UNAVAILABLE"),
   },
 });
+
+/** `POST /api/admin/webhooks`: register a webhook endpoint. */
+async function registerWebhookEndpoint(c: RouteContext<typeof createRoute_>) {
+  return c.json(
+    await createEndpoint(deps(c).db, publicEndpoint(deps(c).config, c.req.valid("json")), auditActor(c)),
+    201,
+  );
+}
+
+/** `GET /api/admin/webhooks`: every webhook endpoint. */
+async function listWebhookEndpoints(c: RouteContext<typeof listRoute>) {
+  return c.json({ endpoints: await listEndpoints(deps(c).db) }, 200);
+}
+
+/** `DELETE /api/admin/webhooks/:endpointId`: remove a webhook endpoint. */
+async function removeWebhookEndpoint(c: RouteContext<typeof deleteRoute>) {
+  if (!(await deleteEndpoint(deps(c).db, c.req.valid("param").endpointId, auditActor(c))))
+    throw unknownEndpoint();
+  return c.body(null, 204);
+}
+
+/** `POST /api/admin/webhooks/:endpointId/test`: send a test event. */
+async function testWebhookEndpoint(c: RouteContext<typeof testRoute>) {
+  const msgId = await sendTestEvent(deps(c), c.req.valid("param").endpointId);
+  if (!msgId) throw unknownEndpoint();
+  return c.json({ msgId }, 202);
+}
+
+/** `POST /api/admin/webhooks/:endpointId/rotate`: rotate an endpoint's secret. */
+async function rotateWebhookSecret(c: RouteContext<typeof rotateRoute>) {
+  const outcome = await rotateSecret(deps(c).db, c.req.valid("param").endpointId, auditActor(c));
+  switch (outcome.kind) {
+    case "rotated":
+      return c.json({ secret: outcome.secret }, 200);
+    case "unknown_endpoint":
+      throw unknownEndpoint();
+    case "too_many_retired":
+      throw new ApiError(
+        "CONFLICT",
+        `${MAX_RETIRED_SECRETS} rotated-out secrets of this endpoint still sign for their 24 hours; the oldest lapses at ${outcome.nextAt}. Rotate again then.`,
+        { retryAfterSeconds: outcome.retryAfterSeconds },
+      );
+  }
+}
+
+/** `POST /api/admin/dead-letters/:id/replay`: replay a dead letter. */
+async function replayDeadLetterJob(c: RouteContext<typeof replayRoute>) {
+  const outcome = await replayDeadLetter(deps(c), c.req.valid("param").id, auditActor(c));
+  if (outcome === "unknown") throw new ApiError("NOT_FOUND", "No such dead letter.");
+  if (outcome === "not_replayable")
+    throw new ApiError("INVALID_REQUEST", "This dead letter is not a job of this engine with a JSON body.");
+  return c.json({ replayed: true as const }, 200);
+}
 
 /**
  * The operator's webhook endpoints (register, list, remove, test, rotate) and the dead letters' replay.
  * Mounted at `/api/admin`, behind the operator token (checked by the app).
  */
 export const adminWebhookRoutes = apiRouter()
-  .openapi(createRoute_, async (c) => c.json(await createEndpoint(deps(c).db, c.req.valid("json")), 201))
-  .openapi(listRoute, async (c) => c.json({ endpoints: await listEndpoints(deps(c).db) }, 200))
-  .openapi(deleteRoute, async (c) => {
-    if (!(await deleteEndpoint(deps(c).db, c.req.valid("param").endpointId))) throw unknownEndpoint();
-    return c.body(null, 204);
-  })
-  .openapi(testRoute, async (c) => {
-    const msgId = await sendTestEvent(deps(c), c.req.valid("param").endpointId);
-    if (!msgId) throw unknownEndpoint();
-    return c.json({ msgId }, 202);
-  })
-  .openapi(rotateRoute, async (c) => {
-    const outcome = await rotateSecret(deps(c).db, c.req.valid("param").endpointId);
-    switch (outcome.kind) {
-      case "rotated":
-        return c.json({ secret: outcome.secret }, 200);
-      case "unknown_endpoint":
-        throw unknownEndpoint();
-      case "too_many_retired":
-        throw new ApiError(
-          "CONFLICT",
-          `${MAX_RETIRED_SECRETS} rotated-out secrets of this endpoint still sign for their 24 hours; the oldest lapses at ${outcome.nextAt}. Rotate again then.`,
-          { retryAfterSeconds: outcome.retryAfterSeconds },
-        );
-    }
-  })
-  .openapi(replayRoute, async (c) => {
-    const outcome = await replayDeadLetter(deps(c), c.req.valid("param").id);
-    if (outcome === "unknown") throw new ApiError("NOT_FOUND", "No such dead letter.");
-    if (outcome === "not_replayable")
-      throw new ApiError("INVALID_REQUEST", "This dead letter is not a job of this engine with a JSON body.");
-    return c.json({ replayed: true as const }, 200);
-  });
+  .openapi(createRoute_, registerWebhookEndpoint)
+  .openapi(listRoute, listWebhookEndpoints)
+  .openapi(deleteRoute, removeWebhookEndpoint)
+  .openapi(testRoute, testWebhookEndpoint)
+  .openapi(rotateRoute, rotateWebhookSecret)
+  .openapi(replayRoute, replayDeadLetterJob);

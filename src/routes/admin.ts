@@ -5,17 +5,20 @@ import {
   operatorSaleSchema,
   saleDefinitionSchema,
 } from "../api/admin-schemas";
-import { apiRouter, json, OPERATOR } from "../api/api-router";
+import { apiRouter, json, OPERATOR, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
-import { jsonBody } from "../api/json-body";
 import { saleIdParam } from "../api/sale-schemas";
 import { type OperatorSaleView, type SaleRecord, toSaleView } from "../catalog/sale-record";
 import { setSalePausedInDb } from "../catalog/sale-repository";
 import { forgetSaleList, readAllSales, readSale } from "../catalog/sale-store";
 import { type Deps, deps } from "../context";
-import { ApiError } from "../errors";
+import type { AuditActor } from "../db/audit-log";
+import { ApiError } from "../http/api-error";
+import { auditActor } from "../middleware/admin-auth";
+import { jsonBody } from "../middleware/json-body";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
 import { setSalePaused } from "../stock/pause";
+import { storeNow } from "../stores/store-clock";
 import { announceSaleChange } from "../webhooks/sale-status";
 
 const operatorRoute = { tags: ["Operator"], security: OPERATOR };
@@ -44,7 +47,7 @@ export const createSaleRoute = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: saleDefinitionSchema } } } },
   responses: {
     201: sale("The new sale, with the product token shoppers buy with."),
-    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "CONFLICT", "UNAVAILABLE"),
+    ...errorResponses("INVALID_REQUEST", "UNAUTHENTICATED", "FORBIDDEN", "CONFLICT", "UNAVAILABLE"),
   },
 });
 
@@ -70,9 +73,12 @@ const pauseRoute = (action: "pause" | "resume") =>
     request: { params: saleIdParam },
     responses: {
       200: sale(action === "pause" ? "The sale, paused." : "The sale, resumed."),
-      ...errorResponses("UNAUTHENTICATED", "UNKNOWN_SALE", "UNAVAILABLE"),
+      ...errorResponses("UNAUTHENTICATED", "FORBIDDEN", "UNKNOWN_SALE", "UNAVAILABLE"),
     },
   });
+
+const pauseSaleRoute = pauseRoute("pause");
+const resumeSaleRoute = pauseRoute("resume");
 
 type Refusal = { kind: "unknown_sale" } | Extract<CreateSaleOutcome, { kind: "product_taken" }>;
 
@@ -95,13 +101,58 @@ export async function existingSale(d: Deps, saleId: string): Promise<SaleRecord>
   return found;
 }
 
-async function setPaused(d: Deps, saleId: string, paused: boolean): Promise<OperatorSaleView> {
+async function setPaused(
+  d: Deps,
+  saleId: string,
+  paused: boolean,
+  actor: AuditActor,
+): Promise<OperatorSaleView> {
   const found = await existingSale(d, saleId);
-  await setSalePausedInDb(d.db, found.saleId, paused);
-  await setSalePaused(d.redis, found.saleId, paused);
+  const version = await setSalePausedInDb(d.db, found.saleId, paused, {
+    ...actor,
+    action: paused ? "sale.pause" : "sale.resume",
+    saleId: found.saleId,
+    before: { paused: found.paused },
+    after: { paused },
+  });
+  const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
+  await setSalePaused(d.redis, found.saleId, paused, { version, now });
   forgetSaleList(d.memory);
   await announceSaleChange(d, found.saleId);
   return toSaleView({ ...found, paused }, d.now, "operator");
+}
+
+/** `GET /api/admin/sales`: every sale. */
+async function listOperatorSales(c: RouteContext<typeof listSales>) {
+  const { redis, now } = deps(c);
+  const sales = (await readAllSales(redis)).map((s) => toSaleView(s, now, "operator"));
+  return c.json({ sales, serverTime: new Date(now).toISOString() }, 200);
+}
+
+/** `POST /api/admin/sales`: create a sale. */
+async function createOperatorSale(c: RouteContext<typeof createSaleRoute>) {
+  const d = deps(c);
+  const outcome = await createSale(d, c.req.valid("json"), auditActor(c));
+  if (outcome.kind !== "created") throw refusal(outcome);
+  forgetSaleList(d.memory);
+  await announceSaleChange(d, outcome.sale.saleId);
+  return c.json(toSaleView(outcome.sale, d.now, "operator"), 201);
+}
+
+/** `GET /api/admin/sales/:saleId`: one sale. */
+async function getOperatorSale(c: RouteContext<typeof getSale>) {
+  const d = deps(c);
+  return c.json(toSaleView(await existingSale(d, c.req.valid("param").saleId), d.now, "operator"), 200);
+}
+
+/** `POST /api/admin/sales/:saleId/pause`: pause a sale (buying is refused until it is resumed). */
+async function pauseSale(c: RouteContext<typeof pauseSaleRoute>) {
+  return c.json(await setPaused(deps(c), c.req.valid("param").saleId, true, auditActor(c)), 200);
+}
+
+/** `POST /api/admin/sales/:saleId/resume`: resume a paused sale. */
+async function resumeSale(c: RouteContext<typeof resumeSaleRoute>) {
+  return c.json(await setPaused(deps(c), c.req.valid("param").saleId, false, auditActor(c)), 200);
 }
 
 /**
@@ -110,26 +161,8 @@ async function setPaused(d: Deps, saleId: string, paused: boolean): Promise<Oper
  * body is read). Operator responses always carry the product token.
  */
 export const adminRoutes = apiRouter()
-  .openapi(listSales, async (c) => {
-    const { redis, now } = deps(c);
-    const sales = (await readAllSales(redis)).map((s) => toSaleView(s, now, "operator"));
-    return c.json({ sales, serverTime: new Date(now).toISOString() }, 200);
-  })
-  .openapi(createSaleRoute, async (c) => {
-    const d = deps(c);
-    const outcome = await createSale(d, c.req.valid("json"));
-    if (outcome.kind !== "created") throw refusal(outcome);
-    forgetSaleList(d.memory);
-    await announceSaleChange(d, outcome.sale.saleId);
-    return c.json(toSaleView(outcome.sale, d.now, "operator"), 201);
-  })
-  .openapi(getSale, async (c) => {
-    const d = deps(c);
-    return c.json(toSaleView(await existingSale(d, c.req.valid("param").saleId), d.now, "operator"), 200);
-  })
-  .openapi(pauseRoute("pause"), async (c) =>
-    c.json(await setPaused(deps(c), c.req.valid("param").saleId, true), 200),
-  )
-  .openapi(pauseRoute("resume"), async (c) =>
-    c.json(await setPaused(deps(c), c.req.valid("param").saleId, false), 200),
-  );
+  .openapi(listSales, listOperatorSales)
+  .openapi(createSaleRoute, createOperatorSale)
+  .openapi(getSale, getOperatorSale)
+  .openapi(pauseSaleRoute, pauseSale)
+  .openapi(resumeSaleRoute, resumeSale);

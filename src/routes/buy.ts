@@ -1,5 +1,6 @@
-import { createRoute, type RouteHandler } from "@hono/zod-openapi";
-import { apiRouter, json, SHOPPER } from "../api/api-router";
+import type { z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
+import { apiRouter, json, type RouteContext, SHOPPER } from "../api/api-router";
 import {
   buyAcceptedSchema,
   buyBodySchema,
@@ -8,10 +9,11 @@ import {
   productTokenParam,
 } from "../api/buy-schemas";
 import { errorResponses } from "../api/error-responses";
-import { jsonBody } from "../api/json-body";
 import { attemptPurchase, type BuyOutcome } from "../buy/attempt";
-import { type AppEnv, deps } from "../context";
-import { ApiError } from "../errors";
+import type { CartRequest } from "../buy/cart";
+import { deps } from "../context";
+import { ApiError } from "../http/api-error";
+import { jsonBody } from "../middleware/json-body";
 import { authenticateShopper } from "../middleware/shopper-auth";
 
 export const buyRoute = createRoute({
@@ -32,6 +34,7 @@ export const buyRoute = createRoute({
     202: json("Stock reserved; the order is written to Postgres asynchronously.", buyAcceptedSchema),
     ...errorResponses(
       "INVALID_REQUEST",
+      "UNKNOWN_VARIANT",
       "UNAUTHENTICATED",
       "UNKNOWN_PRODUCT",
       "NOT_ADMITTED",
@@ -52,19 +55,20 @@ export const buyRoute = createRoute({
  * `POST /api/buy/:productToken`: reads the request (400 from the schema, then 401), runs the buy decision
  * (buy/attempt.ts) and answers its outcome through {@link refusal}, the route's one table.
  */
-async function buy(c: Parameters<RouteHandler<typeof buyRoute, AppEnv>>[0]) {
-  const { quantity } = c.req.valid("json");
+async function buy(c: RouteContext<typeof buyRoute>) {
+  const cart = cartRequestOf(c.req.valid("json"));
   const d = deps(c);
   const userId = await authenticateShopper(c.req.header("Authorization"), d, d.memory.verifiedTokens);
   const outcome = await attemptPurchase(d, {
     productToken: c.req.valid("param").productToken,
     userId,
-    quantity,
+    cart,
     idempotencyKey: c.req.valid("header")["Idempotency-Key"] ?? null,
     clientIp: c.get("clientIp"),
     admission: c.req.valid("header").Admission ?? null,
   });
   if (outcome.kind !== "accepted") throw refusal(outcome);
+  if (!outcome.replay) d.metrics?.unitsAdmitted(outcome.quantity);
   const { orderId, expiresAt } = outcome;
   return c.json(
     {
@@ -79,6 +83,23 @@ async function buy(c: Parameters<RouteHandler<typeof buyRoute, AppEnv>>[0]) {
 
 export const buyRoutes = apiRouter().openapi(buyRoute, buy);
 
+/** The body's lines as one request (a sale's variants decide whether it stands: src/buy/cart.ts). */
+export function cartRequestOf(body: z.infer<typeof buyBodySchema>): CartRequest {
+  if (body.items) return { kind: "lines", lines: body.items };
+  if (body.variantId !== undefined)
+    return { kind: "lines", lines: [{ variantId: body.variantId, quantity: body.quantity }] };
+  return { kind: "quantity", quantity: body.quantity };
+}
+
+/** "Only 1 unit(s) of eu-42 left; eu-43 is gone." for a cart's short lines. */
+function shortMessage(lines: { variantId: string; remaining: number }[]): string {
+  const parts = lines.map((l) =>
+    l.remaining > 0 ? `only ${l.remaining} unit(s) of ${l.variantId} left` : `${l.variantId} is sold out`,
+  );
+  const sentence = parts.join("; ");
+  return `Nothing was reserved: ${sentence}.`;
+}
+
 function soldOut(): ApiError {
   return new ApiError("SOLD_OUT", "Sold out: every unit has been reserved.");
 }
@@ -88,6 +109,15 @@ function refusal(outcome: Exclude<BuyOutcome, { kind: "accepted" }>): ApiError {
   switch (outcome.kind) {
     case "unknown_product":
       return new ApiError("UNKNOWN_PRODUCT", "No sale is selling this product.");
+    case "unknown_variant":
+      return new ApiError("UNKNOWN_VARIANT", "This sale has no such variant.", {
+        details: { variantId: outcome.variantId },
+      });
+    case "variant_required":
+      return new ApiError(
+        "INVALID_REQUEST",
+        "This sale has several variants: say which with variantId, or send items.",
+      );
     case "not_admitted":
       return new ApiError(
         "NOT_ADMITTED",
@@ -129,6 +159,10 @@ function refusal(outcome: Exclude<BuyOutcome, { kind: "accepted" }>): ApiError {
         details: { mayStillBuy: outcome.mayStillBuy },
       });
     case "insufficient_stock":
+      if (outcome.variants)
+        return new ApiError("INSUFFICIENT_STOCK", shortMessage(outcome.variants), {
+          details: { remaining: outcome.remaining, variants: outcome.variants },
+        });
       return new ApiError("INSUFFICIENT_STOCK", `Only ${outcome.remaining} unit(s) left.`, {
         details: { remaining: outcome.remaining },
       });

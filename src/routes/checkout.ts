@@ -1,14 +1,13 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter, json, SHOPPER } from "../api/api-router";
+import { apiRouter, json, type RouteContext, SHOPPER } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { orderIdParam } from "../api/order-schemas";
 import { checkoutSchema } from "../api/payment-schemas";
 import { deps } from "../context";
+import { limited } from "../middleware/rate-limit";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { openCheckout } from "../payments/checkout";
-import { saleOfOrder } from "./order-refusals";
-import { paymentRefusal } from "./payment-refusals";
-import { limited } from "./rate-limits";
+import { paymentRefusal, saleOfOrder } from "../responses/order-refusals";
 
 const signedIn = shopperAuth({ deps: (c) => deps(c) });
 
@@ -38,10 +37,12 @@ const checkoutRoute = createRoute({
 });
 
 /** `POST /api/orders/:orderId/checkout` (src/payments/checkout.ts), answered through {@link paymentRefusal}. */
-export const checkoutRoutes = apiRouter().openapi(checkoutRoute, async (c) => {
+async function checkoutOrder(c: RouteContext<typeof checkoutRoute>) {
   const { orderId } = c.req.valid("param");
   c.header("Cache-Control", "no-store");
   const outcome = await openCheckout(deps(c), saleOfOrder(orderId), orderId, c.get("userId"));
   if (outcome.kind !== "checkout") throw paymentRefusal(outcome);
   return c.json(outcome.checkout, 200);
-});
+}
+
+export const checkoutRoutes = apiRouter().openapi(checkoutRoute, checkoutOrder);

@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { sign } from "hono/jwt";
-import { apiRouter, json } from "../api/api-router";
+import { apiRouter, json, type RouteContext } from "../api/api-router";
 import {
   devLoginBodySchema,
   devLoginSchema,
@@ -9,9 +9,9 @@ import {
   MAX_DEV_BODY_BYTES,
 } from "../api/dev-schemas";
 import { errorResponses } from "../api/error-responses";
-import { jsonBody } from "../api/json-body";
 import { configOf, deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
+import { jsonBody } from "../middleware/json-body";
 
 const TOKEN_LIFETIME_SECONDS = 12 * 3600;
 
@@ -45,24 +45,30 @@ const login = createRoute({
   },
 });
 
+/** `GET /api/dev/login`: whether the dev login is on. */
+function devLoginStatus(c: RouteContext<typeof loginStatus>) {
+  return c.json({ enabled: deps(c).config.DEV_LOGIN }, 200);
+}
+
+/** `POST /api/dev/login`: mint a shopper token (local stack only). */
+async function devLogin(c: RouteContext<typeof login>) {
+  const { config, now } = deps(c);
+  const { userId } = c.req.valid("json");
+  const iat = Math.floor(now / 1000);
+  const exp = iat + TOKEN_LIFETIME_SECONDS;
+  const claims = {
+    sub: userId,
+    iat,
+    exp,
+    ...(config.JWT_ISSUER ? { iss: config.JWT_ISSUER } : {}),
+    ...(config.JWT_AUDIENCE ? { aud: config.JWT_AUDIENCE } : {}),
+  };
+  const token = await sign(claims, config.JWT_SECRET, "HS256");
+  return c.json({ userId, token, expiresAt: new Date(exp * 1000).toISOString() }, 200);
+}
+
 /**
  * `POST /api/dev/login {"userId"}`: mints a shopper token for any user id, for the local stack only
  * (enabled by DEV_LOGIN=true; 404 otherwise). `GET /api/dev/login` tells a page whether it is enabled.
  */
-export const devRoutes = apiRouter()
-  .openapi(loginStatus, (c) => c.json({ enabled: deps(c).config.DEV_LOGIN }, 200))
-  .openapi(login, async (c) => {
-    const { config, now } = deps(c);
-    const { userId } = c.req.valid("json");
-    const iat = Math.floor(now / 1000);
-    const exp = iat + TOKEN_LIFETIME_SECONDS;
-    const claims = {
-      sub: userId,
-      iat,
-      exp,
-      ...(config.JWT_ISSUER ? { iss: config.JWT_ISSUER } : {}),
-      ...(config.JWT_AUDIENCE ? { aud: config.JWT_AUDIENCE } : {}),
-    };
-    const token = await sign(claims, config.JWT_SECRET, "HS256");
-    return c.json({ userId, token, expiresAt: new Date(exp * 1000).toISOString() }, 200);
-  });
+export const devRoutes = apiRouter().openapi(loginStatus, devLoginStatus).openapi(login, devLogin);

@@ -1,19 +1,19 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter, SHOPPER } from "../api/api-router";
+import { apiRouter, type RouteContext, SHOPPER } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { eventStreamResponse, lastEventIdHeaders } from "../api/event-stream";
 import { orderIdParam } from "../api/order-schemas";
 import { saleIdParam } from "../api/sale-schemas";
 import { deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
 import { saleIdOfOrder } from "../ids";
+import { limited } from "../middleware/rate-limit";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { ownFrame, readOneOrder, readOrders } from "../realtime/order-feed";
 import { readSaleFrames } from "../realtime/sale-feed";
+import { eventStream, frameStream, holding, slotFor } from "../responses/event-streams";
+import { unknownOrder } from "../responses/order-refusals";
 import { storeNow } from "../stores/store-clock";
-import { eventStream, frameStream, holding, slotFor } from "./event-streams";
-import { unknownOrder } from "./order-refusals";
-import { limited } from "./rate-limits";
 
 const saleEvents = createRoute({
   method: "get",
@@ -33,11 +33,8 @@ const saleEvents = createRoute({
   },
 });
 
-/**
- * `GET /api/sales/:saleId/events`: the shopper `Sale` at once, then on every change, read through the
- * isolate's one sale feed, which holds each sale's event serialized once (realtime/sale-feed.ts).
- */
-export const saleEventRoutes = apiRouter().openapi(saleEvents, async (c) => {
+/** `GET /api/sales/:saleId/events`: a sale's changes, live. */
+async function streamSaleEvents(c: RouteContext<typeof saleEvents>) {
   const d = deps(c);
   const { saleId } = c.req.valid("param");
   const clock = () => storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
@@ -49,7 +46,38 @@ export const saleEventRoutes = apiRouter().openapi(saleEvents, async (c) => {
     readAll: (ids) => readSaleFrames(d.redis, ids, clock),
     unknown: () => new ApiError("UNKNOWN_SALE", "No such sale."),
   });
-});
+}
+
+/** `GET /api/orders/:orderId/events`: an order's status, live. */
+async function streamOrderEvents(c: RouteContext<typeof orderEvents>) {
+  const d = deps(c);
+  const { orderId } = c.req.valid("param");
+  const userId = c.get("userId");
+  if (!saleIdOfOrder(orderId)) throw unknownOrder();
+  const feed = d.memory.feeds.orders;
+  const leases = [slotFor(c, d, "order"), feed.watch(orderId, d.now)];
+  const first = await holding(leases, async () => {
+    if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
+      const read = await readOneOrder(d, orderId, saleIdOfOrder(orderId) ?? "");
+      if (!read || !ownFrame(read, userId)) throw unknownOrder();
+      feed.put(orderId, read, d.now);
+    }
+    const frame = ownFrame(feed.get(orderId), userId);
+    if (!frame) throw unknownOrder();
+    return frame;
+  });
+  return eventStream(c, d, leases, {
+    first,
+    current: () => ownFrame(feed.get(orderId), userId) ?? null,
+    refresh: (now) => (feed.due(now) ? feed.refresh(now, (ids) => readOrders(d, ordersOf(ids))) : undefined),
+  });
+}
+
+/**
+ * `GET /api/sales/:saleId/events`: the shopper `Sale` at once, then on every change, read through the
+ * isolate's one sale feed, which holds each sale's event serialized once (realtime/sale-feed.ts).
+ */
+export const saleEventRoutes = apiRouter().openapi(saleEvents, streamSaleEvents);
 
 const ordersOf = (ids: string[]) => new Map(ids.map((id) => [id, saleIdOfOrder(id) ?? ""]));
 
@@ -76,26 +104,4 @@ const orderEvents = createRoute({
  * `GET /api/orders/:orderId/events`: the owner's `Order` at once, then on every status change, read
  * through the isolate's one order feed; ends after a final status. Anyone else gets 404 before a stream.
  */
-export const orderEventRoutes = apiRouter().openapi(orderEvents, async (c) => {
-  const d = deps(c);
-  const { orderId } = c.req.valid("param");
-  const userId = c.get("userId");
-  if (!saleIdOfOrder(orderId)) throw unknownOrder();
-  const feed = d.memory.feeds.orders;
-  const leases = [slotFor(c, d, "order"), feed.watch(orderId, d.now)];
-  const first = await holding(leases, async () => {
-    if (!ownFrame(feed.getFresh(orderId, d.now), userId)) {
-      const read = await readOneOrder(d, orderId, saleIdOfOrder(orderId) ?? "");
-      if (!read || !ownFrame(read, userId)) throw unknownOrder();
-      feed.put(orderId, read, d.now);
-    }
-    const frame = ownFrame(feed.get(orderId), userId);
-    if (!frame) throw unknownOrder();
-    return frame;
-  });
-  return eventStream(c, d, leases, {
-    first,
-    current: () => ownFrame(feed.get(orderId), userId) ?? null,
-    refresh: (now) => (feed.due(now) ? feed.refresh(now, (ids) => readOrders(d, ordersOf(ids))) : undefined),
-  });
-});
+export const orderEventRoutes = apiRouter().openapi(orderEvents, streamOrderEvents);

@@ -1,17 +1,17 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter, json, SHOPPER } from "../api/api-router";
+import { apiRouter, json, type RouteContext, SHOPPER } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
-import { jsonBody } from "../api/json-body";
 import { orderIdParam, orderSchema, payBodySchema } from "../api/order-schemas";
 import { deps } from "../context";
+import { jsonBody } from "../middleware/json-body";
+import { pressToPayOnlyLocally } from "../middleware/press-to-pay";
+import { limited } from "../middleware/rate-limit";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { cancelOrder, payOrder } from "../orders/order-actions";
 import { readOwnOrder, rememberOrder } from "../orders/order-reads";
 import { rowView } from "../orders/order-view";
 import { closeCheckouts } from "../payments/checkout";
-import { orderRefusal, saleOfOrder, unknownOrder } from "./order-refusals";
-import { pressToPayOnlyLocally } from "./payment-refusals";
-import { limited } from "./rate-limits";
+import { orderRefusal, saleOfOrder, unknownOrder } from "../responses/order-refusals";
 
 /** The pay body's cap (it holds at most a payment reference). */
 const MAX_PAY_BODY_BYTES = 1024;
@@ -92,6 +92,41 @@ const cancelRoute = createRoute({
   },
 });
 
+/** `GET /api/orders/:orderId`: one of the shopper's orders. */
+async function getOwnOrder(c: RouteContext<typeof getOrder>) {
+  const { orderId } = c.req.valid("param");
+  c.header("Cache-Control", "no-store");
+  const read = await readOwnOrder(deps(c), saleOfOrder(orderId), orderId, c.get("userId"));
+  if (read.kind === "unknown") throw unknownOrder();
+  return c.json(read.view, 200);
+}
+
+/** `POST /api/orders/:orderId/pay`: pay an order. */
+async function payOwnOrder(c: RouteContext<typeof payRoute>) {
+  const d = deps(c);
+  const { orderId } = c.req.valid("param");
+  const userId = c.get("userId");
+  const paymentRef = c.req.valid("json").paymentRef ?? null;
+  const outcome = await payOrder(d, saleOfOrder(orderId), orderId, userId, paymentRef);
+  if (outcome.kind !== "paid") throw orderRefusal(outcome);
+  const view = rowView(outcome.order);
+  rememberOrder(d.memory, userId, view);
+  return c.json(view, 200);
+}
+
+/** `POST /api/orders/:orderId/cancel`: cancel an order. */
+async function cancelOwnOrder(c: RouteContext<typeof cancelRoute>) {
+  const d = deps(c);
+  const { orderId } = c.req.valid("param");
+  const userId = c.get("userId");
+  const outcome = await cancelOrder(d, saleOfOrder(orderId), orderId, userId);
+  if (outcome.kind !== "cancelled") throw orderRefusal(outcome);
+  if (d.payments) d.defer(closeCheckouts(d, [orderId]));
+  const view = rowView(outcome.order);
+  rememberOrder(d.memory, userId, view);
+  return c.json(view, 200);
+}
+
 /**
  * `GET /api/orders/:orderId`, `POST …/pay`, `POST …/cancel`: owner only (anyone else gets 404, as if
  * it did not exist), each limited per shopper and per address. A read is answered from what the process
@@ -100,32 +135,6 @@ const cancelRoute = createRoute({
  * outcomes (orders/order-actions.ts), answered through {@link orderRefusal}.
  */
 export const orderRoutes = apiRouter()
-  .openapi(getOrder, async (c) => {
-    const { orderId } = c.req.valid("param");
-    c.header("Cache-Control", "no-store");
-    const read = await readOwnOrder(deps(c), saleOfOrder(orderId), orderId, c.get("userId"));
-    if (read.kind === "unknown") throw unknownOrder();
-    return c.json(read.view, 200);
-  })
-  .openapi(payRoute, async (c) => {
-    const d = deps(c);
-    const { orderId } = c.req.valid("param");
-    const userId = c.get("userId");
-    const paymentRef = c.req.valid("json").paymentRef ?? null;
-    const outcome = await payOrder(d, saleOfOrder(orderId), orderId, userId, paymentRef);
-    if (outcome.kind !== "paid") throw orderRefusal(outcome);
-    const view = rowView(outcome.order);
-    rememberOrder(d.memory, userId, view);
-    return c.json(view, 200);
-  })
-  .openapi(cancelRoute, async (c) => {
-    const d = deps(c);
-    const { orderId } = c.req.valid("param");
-    const userId = c.get("userId");
-    const outcome = await cancelOrder(d, saleOfOrder(orderId), orderId, userId);
-    if (outcome.kind !== "cancelled") throw orderRefusal(outcome);
-    if (d.payments) d.defer(closeCheckouts(d, [orderId]));
-    const view = rowView(outcome.order);
-    rememberOrder(d.memory, userId, view);
-    return c.json(view, 200);
-  });
+  .openapi(getOrder, getOwnOrder)
+  .openapi(payRoute, payOwnOrder)
+  .openapi(cancelRoute, cancelOwnOrder);

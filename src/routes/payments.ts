@@ -1,9 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter, json, STRIPE } from "../api/api-router";
+import { apiRouter, json, type RouteContext, STRIPE } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { webhookAnswerSchema } from "../api/payment-schemas";
 import { deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
 import { readBoundedBody } from "../http/read-body";
 import { handlePaymentEvent } from "../payments/payment-webhook";
 
@@ -25,7 +25,7 @@ const stripeWebhook = createRoute({
 });
 
 /** `POST /api/payments/stripe/webhook` (src/payments/payment-webhook.ts). */
-export const paymentRoutes = apiRouter().openapi(stripeWebhook, async (c) => {
+async function receiveStripeEvent(c: RouteContext<typeof stripeWebhook>) {
   const d = deps(c);
   const body = await readBoundedBody(c.req.raw, MAX_EVENT_BYTES);
   const event = d.payments
@@ -34,4 +34,6 @@ export const paymentRoutes = apiRouter().openapi(stripeWebhook, async (c) => {
   if (!event) throw new ApiError("INVALID_REQUEST", "The Stripe-Signature header does not verify this body.");
   const outcome = await handlePaymentEvent(d, event);
   return c.json({ received: true as const, outcome }, 200);
-});
+}
+
+export const paymentRoutes = apiRouter().openapi(stripeWebhook, receiveStripeEvent);

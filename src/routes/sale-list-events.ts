@@ -1,13 +1,13 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter } from "../api/api-router";
+import { apiRouter, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { eventStreamResponse, lastEventIdHeaders } from "../api/event-stream";
 import { deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
+import { limited } from "../middleware/rate-limit";
 import { readSaleListFrame, SALE_LIST_KEY } from "../realtime/sale-list-feed";
+import { frameStream } from "../responses/event-streams";
 import { storeNow } from "../stores/store-clock";
-import { frameStream } from "./event-streams";
-import { limited } from "./rate-limits";
 
 const saleListEvents = createRoute({
   method: "get",
@@ -32,7 +32,7 @@ const saleListEvents = createRoute({
  * read through the isolate's one list feed (realtime/sale-list-feed.ts): one read of the sales per
  * refresh interval for every watcher, none per watcher.
  */
-export const saleListEventRoutes = apiRouter().openapi(saleListEvents, async (c) => {
+async function streamSaleList(c: RouteContext<typeof saleListEvents>) {
   const d = deps(c);
   const clock = () => storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const read = () => readSaleListFrame(d.redis, clock);
@@ -44,4 +44,6 @@ export const saleListEventRoutes = apiRouter().openapi(saleListEvents, async (c)
     readAll: async () => new Map([[SALE_LIST_KEY, await read()]]),
     unknown: () => new ApiError("UNAVAILABLE", "The sales could not be read; try again shortly."),
   });
-});
+}
+
+export const saleListEventRoutes = apiRouter().openapi(saleListEvents, streamSaleList);

@@ -1,20 +1,20 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter, json } from "../api/api-router";
+import { apiRouter, json, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { cacheHeaders, ifNoneMatchHeaders, notModified, SALE_CACHE_CONTROL } from "../api/http-cache";
 import { saleIdParam, saleListSchema, saleSchema } from "../api/sale-schemas";
 import { saleStatus, toSaleView } from "../catalog/sale-record";
 import { readSaleList } from "../catalog/sale-store";
 import { type AppContext, deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
 import { ifNoneMatchHits, weakEtag } from "../http/etag";
+import { limited } from "../middleware/rate-limit";
 import { storeNow } from "../stores/store-clock";
-import { limited } from "./rate-limits";
 
 const CACHING =
   "Answered from the sales the server holds in memory (re-read at most twice a second), with an `ETag` of everything but `serverTime` and `Cache-Control` for a CDN or the browser; `If-None-Match` with a current tag is 304 with no body.";
 
-const listSales = createRoute({
+const listSalesRoute = createRoute({
   method: "get",
   path: "/",
   tags: ["Shopper"],
@@ -32,7 +32,7 @@ const listSales = createRoute({
   },
 });
 
-const getSale = createRoute({
+const getSaleRoute = createRoute({
   method: "get",
   path: "/{saleId}",
   tags: ["Shopper"],
@@ -47,34 +47,38 @@ const getSale = createRoute({
   },
 });
 
+/** `GET /api/sales`: live and upcoming sales. */
+async function listSales(c: RouteContext<typeof listSalesRoute>) {
+  const d = deps(c);
+  const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
+  const sales = (await readSaleList(d, now)).filter((s) => saleStatus(s, now) !== "ended");
+  const body = {
+    sales: sales.map((s) => toSaleView(s, now, "shopper")),
+    serverTime: new Date(now).toISOString(),
+  };
+  if (await notModifiedSince(c, body)) return c.body(null, 304);
+  return c.json(body, 200);
+}
+
+/** `GET /api/sales/:saleId`: one sale. */
+async function getSale(c: RouteContext<typeof getSaleRoute>) {
+  const d = deps(c);
+  const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
+  const { saleId } = c.req.valid("param");
+  const sale = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
+  if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+  const body = toSaleView(sale, now, "shopper");
+  if (await notModifiedSince(c, body)) return c.body(null, 304);
+  return c.json(body, 200);
+}
+
 /**
  * `GET /api/sales` (live and upcoming) and `GET /api/sales/:saleId`, as shoppers see them, from the
  * process's sale list (src/catalog/sale-store.ts), limited per client address. Status and `serverTime`
  * follow the store's clock, the one the reservation script decides the window by, so a page counting
  * down to `startsAt` opens its button when buying actually opens.
  */
-export const saleRoutes = apiRouter()
-  .openapi(listSales, async (c) => {
-    const d = deps(c);
-    const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
-    const sales = (await readSaleList(d, now)).filter((s) => saleStatus(s, now) !== "ended");
-    const body = {
-      sales: sales.map((s) => toSaleView(s, now, "shopper")),
-      serverTime: new Date(now).toISOString(),
-    };
-    if (await notModifiedSince(c, body)) return c.body(null, 304);
-    return c.json(body, 200);
-  })
-  .openapi(getSale, async (c) => {
-    const d = deps(c);
-    const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
-    const { saleId } = c.req.valid("param");
-    const sale = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
-    if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
-    const body = toSaleView(sale, now, "shopper");
-    if (await notModifiedSince(c, body)) return c.body(null, 304);
-    return c.json(body, 200);
-  });
+export const saleRoutes = apiRouter().openapi(listSalesRoute, listSales).openapi(getSaleRoute, getSale);
 
 /** Sets the body's tag and caching headers; true when the request's `If-None-Match` names that tag. */
 async function notModifiedSince(c: AppContext, body: unknown): Promise<boolean> {

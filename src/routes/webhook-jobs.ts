@@ -1,19 +1,19 @@
 import { createRoute } from "@hono/zod-openapi";
-import { apiRouter, json, QSTASH } from "../api/api-router";
+import { apiRouter, json, QSTASH, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { deliveryJobSchema, deliveryResultSchema } from "../api/webhook-schemas";
 import { configOf, deps } from "../context";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/api-error";
+import { JOB_ROUTES } from "../job-paths";
 import { qstashSignature } from "../middleware/qstash-signature";
 import { deliverJob } from "../webhooks/deliver";
-import { WEBHOOK_DELIVERY_PATH } from "../webhooks/publish";
 
 /** 50 messages of an Order or a Sale each (well under 2 KiB): a larger body is 413 before it is read. */
 const MAX_DELIVERY_BODY_BYTES = 256 * 1024;
 
 const delivery = createRoute({
   method: "post",
-  path: WEBHOOK_DELIVERY_PATH.replace("/api/jobs", ""),
+  path: JOB_ROUTES.webhookDelivery,
   tags: ["Jobs"],
   summary: "Deliver webhook messages to one endpoint",
   description:
@@ -43,8 +43,10 @@ const delivery = createRoute({
 });
 
 /** The webhook delivery job QStash calls (mounted at `/api/jobs`, next to the order pipeline's). */
-export const webhookJobRoutes = apiRouter().openapi(delivery, async (c) => {
-  const outcome = await deliverJob(deps(c).db, c.req.valid("json"));
+async function webhookDeliveryJob(c: RouteContext<typeof delivery>) {
+  const d = deps(c);
+  const outcome = await deliverJob(d, c.req.valid("json"));
+  d.metrics?.webhookDelivery(outcome.kind);
   switch (outcome.kind) {
     case "gone":
       return c.json({ delivered: 0, dropped: true }, 200);
@@ -56,4 +58,6 @@ export const webhookJobRoutes = apiRouter().openapi(delivery, async (c) => {
         `The endpoint answered ${outcome.status ?? "nothing"} to ${outcome.msgId} (${outcome.delivered} delivered before it).`,
       );
   }
-});
+}
+
+export const webhookJobRoutes = apiRouter().openapi(delivery, webhookDeliveryJob);

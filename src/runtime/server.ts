@@ -2,12 +2,16 @@ import type { MiddlewareHandler } from "hono";
 import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
 import { sweep } from "../recovery/sweep";
-import { buyFrontDoor } from "../routes/buy-refusals";
-import { createServices, depsAt, type Services } from "../services";
+import type { MetricsExposition } from "../routes/metrics";
+import { depsAt, type Services } from "../services";
+import { lookupHost } from "../stores/host-lookup";
 import { connectPostgresTcp } from "../stores/postgres-tcp";
 import { connectRedisTcp } from "../stores/redis-tcp";
+import { buyFrontDoor } from "./buy-front-door";
+import { createServices } from "./create-services";
 import { type CronTrigger, startCron } from "./cron-schedule";
 import { settlesWithin } from "./deadline";
+import { createPromMetrics } from "./prom-metrics";
 import { clientAddress, readServerSettings, type ServerSettings } from "./server-settings";
 import { parseHeadersFile, type ServeStaticOptions, staticSite } from "./static-site";
 import { createTaskSet, type TaskSet } from "./task-set";
@@ -36,15 +40,19 @@ export function createServerEngine(
   },
 ) {
   const settings: ServerSettings = readServerSettings(env);
+  const prom = createPromMetrics();
   const services = createServices(readConfig({ ...options.defaults, ...env } as unknown as Env), {
     tcp: {
       redis: (url) => connectRedisTcp(url),
       postgres: (url) => connectPostgresTcp(url, { max: settings.PG_POOL_MAX }),
     },
+    resolveHost: lookupHost,
+    metrics: prom.metrics,
   });
+  prom.watch(services.memory);
   console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);
   const tasks = createTaskSet();
-  const app = serverApp(settings, services, tasks, options);
+  const app = serverApp(settings, services, tasks, { ...options, metrics: prom.exposition });
 
   const scheduled = scheduledRunner(() => sweep(depsAt(services, tasks.defer)));
 
@@ -52,9 +60,9 @@ export function createServerEngine(
   let stopping: Promise<void> | null = null;
   return {
     settings,
-    /** A buy refused from memory at the front door (src/routes/buy-refusals.ts), anything else by the app. */
+    /** A buy refused from memory at the front door (src/runtime/buy-front-door.ts), anything else by the app. */
     fetch: (request: Request, info: SocketInfo) => {
-      const door = buyFrontDoor(request, () => services, tasks.defer, { reuseResponses: true });
+      const door = buyFrontDoor(request, () => services, tasks.defer);
       return door ? door.then((answer) => answer ?? app.fetch(request, info)) : app.fetch(request, info);
     },
     runScheduled: scheduled.run,
@@ -98,7 +106,11 @@ function serverApp(
   settings: ServerSettings,
   services: Services,
   tasks: TaskSet,
-  options: { headersFile: string; serveStatic: (options: ServeStaticOptions) => MiddlewareHandler },
+  options: {
+    headersFile: string;
+    serveStatic: (options: ServeStaticOptions) => MiddlewareHandler;
+    metrics: MetricsExposition;
+  },
 ) {
   return createApp({
     services: () => services,
@@ -114,6 +126,7 @@ function serverApp(
       rules: parseHeadersFile(options.headersFile),
       serve: options.serveStatic,
     }),
+    metrics: options.metrics,
   });
 }
 

@@ -1,5 +1,4 @@
-/** Hands a promise over to be finished after the response; its failure is logged, never thrown. */
-export type Defer = (task: Promise<unknown>) => void;
+import type { Defer } from "../services";
 
 /** The background work a server process holds: tracked until it settles, drained before exit. */
 export type TaskSet = {

@@ -1,8 +1,9 @@
 import { createApp } from "../app";
 import { type Env, readConfig } from "../env";
 import { sweep } from "../recovery/sweep";
-import { buyFrontDoor } from "../routes/buy-refusals";
-import { createServices, depsAt, type Services } from "../services";
+import { depsAt, type Services } from "../services";
+import { buyFrontDoor } from "./buy-front-door";
+import { createServices } from "./create-services";
 
 let services: Services | undefined;
 
@@ -19,7 +20,7 @@ const app = createApp({
 });
 
 /**
- * The Workers entry: a buy the isolate can refuse from memory at its front door (src/routes/buy-refusals.ts),
+ * The Workers entry: a buy the isolate can refuse from memory at its front door (src/runtime/buy-front-door.ts),
  * every other request through the app; the Cron Trigger runs the sweeper in `waitUntil`.
  */
 export default {
@@ -28,9 +29,6 @@ export default {
       request,
       () => servicesOf(env),
       (task) => ctx.waitUntil(task),
-      {
-        reuseResponses: false, // a Response belongs to its request in workerd
-      },
     );
     return door
       ? door.then((answer) => answer ?? app.fetch(request, env, ctx))

@@ -36,7 +36,7 @@ export const ScriptCode = {
   CLAIMED: 17,
   /** The sale's Redis state is another generation (epoch) than the caller's: nothing changed. */
   OTHER_EPOCH: 18,
-  /** A newer rebuild is already in place: nothing changed. */
+  /** A newer state is already in place (a newer rebuild, a later pause or resume): nothing changed. */
   STALE: 19,
   /** The sale's state was already there: nothing changed. */
   ALREADY_EXISTS: 20,

@@ -8,32 +8,51 @@ import { defineScript, runScript } from "./script";
 export const debitStockScript = defineScript(
   "debit-stock",
   debitStockLua,
-  "96a920a9866bb745584ae95f072c167bbb03419d",
+  "58fed469a6d7d32a3190f66a4b350a51975845ff",
 );
 
 export type DebitOutcome = { kind: "ok"; remaining: number; debited: number } | { kind: "not_ready" };
 
 const CODES = ["OK", "NOT_INITIALISED", "OTHER_EPOCH"] as const;
 
+/** An order to count: its lines (the queued document's) so that a drop counts each variant's units. */
+export type DebitOrder = {
+  orderId: string;
+  userId: string;
+  quantity: number;
+  items?: readonly { variantId: string; quantity: number; priceCents?: number }[];
+};
+
 /**
  * Makes sure this Redis counts orders of one sale that reached Postgres (debit-stock.lua): a no-op for
- * orders whose reservation entry is there, a debit for those a lost or lagging Redis never saw.
- * `not_ready` means the sale's Redis state for `epoch` is not there (yet): try again.
+ * orders whose reservation entry is there, a debit for those a lost or lagging Redis never saw (on a
+ * drop of several variants, per line too). `not_ready` means the sale's Redis state for `epoch` is not
+ * there (yet): try again.
  */
 export async function debitStock(
   redis: Redis,
   saleId: string,
-  orders: { orderId: string; userId: string; quantity: number }[],
+  orders: DebitOrder[],
   epoch: number,
   now: number,
 ): Promise<DebitOutcome> {
   const k = saleKeys(saleId);
+  const lines = (o: DebitOrder) =>
+    o.items && o.items.length > 0
+      ? JSON.stringify(
+          o.items.map((l) => ({
+            variantId: l.variantId,
+            quantity: l.quantity,
+            priceCents: l.priceCents ?? 0,
+          })),
+        )
+      : "";
   const reply = await withRedis(() =>
     runScript<ScriptReply>(
       redis,
       debitStockScript,
-      [k.meta, k.stock, k.holdings, k.ledger],
-      [now, epoch, ...orders.flatMap((o) => [o.orderId, o.userId, o.quantity])],
+      [k.meta, k.stock, k.holdings, k.ledger, k.variantStock, k.variantHoldings],
+      [now, epoch, ...orders.flatMap((o) => [o.orderId, o.userId, o.quantity, lines(o)])],
     ),
   );
   switch (codeOf("debit-stock", reply, CODES)) {

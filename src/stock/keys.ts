@@ -8,6 +8,10 @@ export function saleKeys(saleId: string) {
     meta: `${p}:meta`,
     stock: `${p}:stock`,
     holdings: `${p}:holdings`,
+    /** a sale of several variants: variantId -> units remaining (they add up to `stock`) */
+    variantStock: `${p}:vstock`,
+    /** a sale of several variants: "<variantId>:<userId>" -> units held (variant ids hold no ":") */
+    variantHoldings: `${p}:vholdings`,
     ledger: `${p}:ledger`,
     orders: `${p}:orders`,
     outbox: `${p}:outbox`,
@@ -16,14 +20,14 @@ export function saleKeys(saleId: string) {
     eventReads: `${p}:event-reads`,
     /** where the incremental reconciliation stopped: its ledger cursor and its last order checked */
     reconcile: `${p}:reconcile`,
-    /** the waiting room of a queue or draw sale (src/admission/): its state, tickets, line and admissions */
+    /** the waiting room of a queue or draw sale (src/room/): its state, tickets, line and admissions */
     room: `${p}:q:room`,
     tickets: `${p}:q:tickets`,
     line: `${p}:q:line`,
     late: `${p}:q:late`,
     active: `${p}:q:active`,
     entries: `${p}:q:entries`,
-    /** a short lease: one caller at a time reads and ranks the line to seal it (src/admission/room.ts) */
+    /** a short lease: one caller at a time reads and ranks the line to seal it (src/room/room.ts) */
     sealing: `${p}:q:sealing`,
     /** Length-prefixed user id: no two (user, key) pairs share a name, whatever characters they hold. */
     idempotency: (userId: string, key: string) => `${p}:idem:${userId.length}:${userId}:${key}`,

@@ -47,6 +47,8 @@ const reservationSchema = z.object({
   kept: z.boolean().optional(),
   /** counted when its order write arrived, this Redis having lost the reservation (debit-stock.lua) */
   late: z.boolean().optional(),
+  /** the cart's lines (reservations made since variants; see lua/reserve-stock.lua) */
+  items: z.array(z.object({ variantId: z.string(), quantity: units, priceCents: z.number() })).optional(),
 });
 
 const restoreSchema = z.object({
@@ -61,6 +63,8 @@ const restoreSchema = z.object({
   reason: z.string(),
   /** false when nothing was given back (the order was never counted here) */
   counted: z.boolean().optional(),
+  /** a drop's lines given back to their variants (restore-stock.lua, void-reservation.lua) */
+  items: z.array(z.object({ variantId: z.string(), quantity: units })).optional(),
 });
 
 const adjustmentSchema = z.object({
@@ -73,6 +77,8 @@ const adjustmentSchema = z.object({
   epoch: z.number().optional(),
   /** applied in a Redis a rebuild replaced, not yet recorded in Postgres: carried into the new epoch */
   kept: z.boolean().optional(),
+  /** the variant adjusted, on a drop of several variants (a sale of one has none: its only variant) */
+  variantId: z.string().optional(),
 });
 
 const ledgerEntrySchema = z.discriminatedUnion("type", [reservationSchema, restoreSchema, adjustmentSchema]);
@@ -133,5 +139,6 @@ export function reservedOrder(saleId: string, entry: ReservationEntry): QueuedOr
     createdAt: entry.at,
     expiresAt: entry.expiresAt ?? entry.at,
     epoch: entry.epoch ?? 1,
+    ...(entry.items ? { items: entry.items } : {}),
   };
 }

@@ -8,21 +8,25 @@ import { defineScript, runScript } from "./script";
 export const openRoomScript = defineScript(
   "open-room",
   openRoomLua,
-  "442b0315d700b73c928d097c6ec75c83eacb113f",
+  "655a36440875f02c4018654c761d6f6927af8472",
 );
 
 /**
  * Writes the room's seed and its hash unless it has a seed (open-room.lua), and then `admitFrom` when
- * given (a rebuild after the start); true when written now.
+ * given (a rebuild after the start); with `quiet` (a rebuild's quiet period, by the store's clock), moves
+ * the end of every admission running at its start by its length. True when the seed was written now.
  */
 export async function writeRoomSeed(
   redis: Redis,
   saleId: string,
   seed: { seed: string; seedHash: string },
   admitFrom = 0,
+  quiet?: { from: number; until: number },
 ): Promise<boolean> {
-  const reply = await withRedis(() =>
-    runScript(redis, openRoomScript, [saleKeys(saleId).room], [seed.seed, seed.seedHash, String(admitFrom)]),
-  );
+  const k = saleKeys(saleId);
+  const keys = quiet ? [k.room, k.meta, k.tickets, k.active] : [k.room];
+  const args = [seed.seed, seed.seedHash, String(admitFrom)];
+  if (quiet) args.push(String(quiet.from), String(quiet.until));
+  const reply = await withRedis(() => runScript(redis, openRoomScript, keys, args));
   return codeOf("open-room", reply, ["OK", "ALREADY_EXISTS"] as const) === "OK";
 }

@@ -8,16 +8,32 @@ import { defineScript, runScript } from "./script";
 export const setSalePausedScript = defineScript(
   "set-sale-paused",
   setSalePausedLua,
-  "e76e7708d3dcf10c3d9cf85bf66ffa8250a25dee",
+  "473c521436f11c1d3f5877ddc57e0079dbed2c60",
 );
 
 /**
- * Sets or clears the pause flag the reservation script reads. A sale that is not in Redis is left alone
- * (false): the flag alone would make a partial sale; the rebuild takes the flag from Postgres.
+ * Sets or clears the pause flag the reservation script reads, as of `version` (the sale's
+ * `pause_version` in Postgres after this pause or resume, see setSalePausedInDb): a write older than
+ * the one Redis holds changes nothing, so concurrent calls end as Postgres ends. A sale that is not in
+ * Redis is left alone: the flag alone would make a partial sale; the rebuild takes the flag from Postgres.
+ * A queue or draw sale's pause is time out of its running admissions: at `now` (the store's clock) the
+ * pause is noted in its room, and the resume moves their ends by the pause's length, in the same step.
+ * True when the flag was written.
  */
-export async function setSalePaused(redis: Redis, saleId: string, paused: boolean): Promise<boolean> {
+export async function setSalePaused(
+  redis: Redis,
+  saleId: string,
+  paused: boolean,
+  at: { version: number; now: number },
+): Promise<boolean> {
+  const k = saleKeys(saleId);
   const reply = await withRedis(() =>
-    runScript(redis, setSalePausedScript, [saleKeys(saleId).meta], [paused ? "1" : "0"]),
+    runScript(
+      redis,
+      setSalePausedScript,
+      [k.meta, k.room, k.tickets, k.active],
+      [paused ? "1" : "0", String(at.version), String(at.now)],
+    ),
   );
-  return codeOf("set-sale-paused", reply, ["OK", "NOT_INITIALISED"] as const) === "OK";
+  return codeOf("set-sale-paused", reply, ["OK", "NOT_INITIALISED", "STALE"] as const) === "OK";
 }

@@ -8,17 +8,31 @@ import { defineScript, runScript } from "./script";
 export const initSaleScript = defineScript(
   "init-sale",
   initSaleLua,
-  "18a0c945aa5e588be22236e03b44e967b437049c",
+  "be50a93fd80a0c1dd35fda576f48169b1cec043e",
 );
 
 /**
- * Preheats a sale (meta fields, which include the initial `stock`) once; false when it was already
- * there (nothing changed: a retried create never overwrites a sale that is selling).
+ * Preheats a sale (meta fields, which include the initial `stock`, and for a drop of several variants
+ * each one's units) once; false when it was already there (nothing changed: a retried create never
+ * overwrites a sale that is selling).
  */
-export async function initSale(redis: Redis, saleId: string, meta: Record<string, string>): Promise<boolean> {
+export async function initSale(
+  redis: Redis,
+  saleId: string,
+  meta: Record<string, string>,
+  variantStock?: Record<string, number>,
+): Promise<boolean> {
   const k = saleKeys(saleId);
+  const pairs = Object.entries(meta).flat();
   const reply = await withRedis(() =>
-    runScript(redis, initSaleScript, [k.meta, k.stock], Object.entries(meta).flat()),
+    variantStock
+      ? runScript(
+          redis,
+          initSaleScript,
+          [k.meta, k.stock, k.variantStock],
+          [JSON.stringify(variantStock), ...pairs],
+        )
+      : runScript(redis, initSaleScript, [k.meta, k.stock], pairs),
   );
   return codeOf("init-sale", reply, ["OK", "ALREADY_EXISTS"] as const) === "OK";
 }

@@ -8,7 +8,12 @@ export type QueuedOrder = {
   expiresAt: number;
   /** the Redis generation that reserved it (see lua/rebuild-sale.lua) */
   epoch: number;
+  /** the lines (absent in documents from before variants: one line of the sale's only variant) */
+  items?: QueuedItem[];
 };
+
+/** A line as the reservation script writes it: the name is the variant's, looked up when shown. */
+export type QueuedItem = { variantId: string; quantity: number; priceCents: number };
 
 /** Parses a queued order document from Redis; null if absent or not one of ours. */
 export function parseQueuedOrder(saleId: string, json: string | null): QueuedOrder | null {
@@ -23,5 +28,14 @@ export function parseQueuedOrder(saleId: string, json: string | null): QueuedOrd
     createdAt: Number(doc.createdAt),
     expiresAt: Number(doc.expiresAt),
     epoch: Number(doc.epoch ?? 1),
+    ...(Array.isArray(doc.items) ? { items: doc.items.map(queuedItem) } : {}),
+  };
+}
+
+function queuedItem(item: Partial<QueuedItem>): QueuedItem {
+  return {
+    variantId: String(item.variantId),
+    quantity: Number(item.quantity),
+    priceCents: Number(item.priceCents),
   };
 }

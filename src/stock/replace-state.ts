@@ -10,7 +10,7 @@ import { defineScript, runScript } from "./script";
 export const rebuildSaleScript = defineScript(
   "rebuild-sale",
   rebuildSaleLua,
-  "7c7269ed249c99e68695814b332e629fce365b53",
+  "7d5b354404678b30b696c2bc526cd24f29974bac",
 );
 
 /** A sale's Redis state as computed from Postgres (see src/recovery/rebuild.ts). */
@@ -25,13 +25,19 @@ export type RebuiltState = {
   settled: string[];
   /** the adjustment ids Postgres has recorded (the script keeps every other one the old state applied) */
   recordedAdjustments: string[];
+  /** a drop of several variants: each variant's units left and its holdings ("<variantId>:<userId>") */
+  variants?: VariantState;
 };
 
+/** A drop's per-variant state by Postgres: `remaining` by variant id, `holdings` by "<variantId>:<userId>". */
+export type VariantState = { remaining: Record<string, number>; holdings: Record<string, number> };
+
 /** A stock adjustment the old state applied that Postgres had not recorded, as the new ledger holds it. */
-export type KeptAdjustment = { id: string; delta: number; epoch: number };
+export type KeptAdjustment = { id: string; delta: number; epoch: number; variantId?: string };
 
 /**
- * Replaces the sale's Redis state in one step (rebuild-sale.lua). `rebuilt` with the queued orders the
+ * Replaces the sale's Redis state in one step (rebuild-sale.lua), per variant too for a drop of several
+ * (`state.variants`). `rebuilt` with the queued orders the
  * old state held that Postgres had not counted and the adjustments it applied that Postgres had not
  * recorded (both kept and counted in the new state), or `stale` when a newer rebuild is already in place
  * (nothing changed).
@@ -42,21 +48,20 @@ export async function replaceSaleState(
   state: RebuiltState,
 ): Promise<{ kind: "rebuilt"; kept: QueuedOrder[]; keptAdjustments: KeptAdjustment[] } | { kind: "stale" }> {
   const k = saleKeys(saleId);
-  const reply = await withRedis(() =>
-    runScript<ScriptReply>(
-      redis,
-      rebuildSaleScript,
-      [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox],
-      [
-        JSON.stringify(state.meta),
-        state.remaining,
-        JSON.stringify(state.holdings),
-        JSON.stringify(state.ledger),
-        JSON.stringify(state.settled),
-        JSON.stringify(state.recordedAdjustments),
-      ],
-    ),
-  );
+  const keys = [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox];
+  const args: (string | number)[] = [
+    JSON.stringify(state.meta),
+    state.remaining,
+    JSON.stringify(state.holdings),
+    JSON.stringify(state.ledger),
+    JSON.stringify(state.settled),
+    JSON.stringify(state.recordedAdjustments),
+  ];
+  if (state.variants) {
+    keys.push(k.variantStock, k.variantHoldings);
+    args.push(JSON.stringify(state.variants.remaining), JSON.stringify(state.variants.holdings));
+  }
+  const reply = await withRedis(() => runScript<ScriptReply>(redis, rebuildSaleScript, keys, args));
   if (codeOf("rebuild-sale", reply, ["OK", "STALE"] as const) === "STALE") return { kind: "stale" };
   const kept: QueuedOrder[] = [];
   const keptAdjustments: KeptAdjustment[] = [];
@@ -65,7 +70,12 @@ export async function replaceSaleState(
     if (String(reply[i]).startsWith("a:")) {
       const entry = parseLedgerEntry(String(reply[i + 1]));
       if (entry?.type === "adjust")
-        keptAdjustments.push({ id: entry.adjustmentId, delta: entry.delta, epoch: entry.epoch ?? 1 });
+        keptAdjustments.push({
+          id: entry.adjustmentId,
+          delta: entry.delta,
+          epoch: entry.epoch ?? 1,
+          ...(entry.variantId ? { variantId: entry.variantId } : {}),
+        });
       continue;
     }
     const order = parseQueuedOrder(saleId, String(reply[i + 1]));

@@ -22,7 +22,14 @@ export type ReserveRequest = {
    * limit; -1 for a keyed attempt without a valid admission (only its key's first answer is given back)
    */
   admittedUnits?: number;
+  /** the cart's lines (their quantities add up to `quantity`), written into the order's documents */
+  lines?: ReserveLine[];
+  /** the sale keeps units per variant (a drop of several): every line is checked and taken there */
+  perVariant?: boolean;
 };
+
+/** One line of a cart as the script takes it: the unit price and the variant's own cap (0: none). */
+export type ReserveLine = { variantId: string; quantity: number; priceCents: number; cap: number };
 
 export type ReserveLimits = { userPerWindow: number; ipPerWindow: number; windowMs: number };
 
@@ -40,9 +47,15 @@ export function reserveScriptCall(
   const keys = [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox];
   keys.push(k.idempotency(req.userId, req.idempotencyKey ?? "-"), k.userRate(req.userId), k.ipRate(req.ip));
   keys.push(k.timeline);
+  if (req.perVariant) keys.push(k.variantStock, k.variantHoldings);
   const args = [req.now, req.orderId, req.userId, req.quantity, req.idempotencyKey === null ? "0" : "1"];
   args.push(IDEMPOTENCY_TTL_SECONDS, limits.userPerWindow, limits.ipPerWindow, limits.windowMs);
   args.push(TIMELINE_TTL_SECONDS, req.rerun ? "1" : "0");
-  if (req.admittedUnits !== undefined) args.push(req.admittedUnits);
+  const lines = req.lines ?? [];
+  if (req.admittedUnits !== undefined || lines.length > 0) args.push(req.admittedUnits ?? "");
+  if (lines.length > 0) {
+    args.push(lines.length, req.perVariant ? "1" : "0");
+    for (const l of lines) args.push(l.variantId, l.quantity, l.priceCents, l.cap);
+  }
   return { keys, args: args.map(String) };
 }

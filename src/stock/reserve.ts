@@ -5,12 +5,12 @@ import { codeOf, type ScriptReply } from "./codes";
 import { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
 import { defineScript, runScript } from "./script";
 
-export { type ReserveLimits, type ReserveRequest, reserveScriptCall } from "./reserve-call";
+export { type ReserveLimits, type ReserveLine, type ReserveRequest, reserveScriptCall } from "./reserve-call";
 
 export const reserveStockScript = defineScript(
   "reserve-stock",
   reserveStockLua,
-  "6bb8dfbf517e6c6b205b63a205893c2ff4235552",
+  "ec51ed6e4427e3e991ea0fdda656f01497f1f568",
 );
 
 /** What one buy attempt came to: the reservation script's return codes as values. */
@@ -37,13 +37,32 @@ export type ReserveOutcome =
   | { kind: "restoring"; retryAfterMs: number }
   | { kind: "already_purchased"; held: number }
   | { kind: "limit_exceeded"; mayStillBuy: number }
-  | { kind: "insufficient_stock"; remaining: number }
+  /** `variants`: a drop's short lines, each with what its variant has left */
+  | { kind: "insufficient_stock"; remaining: number; variants?: ShortLine[] }
   /** `replay`: the first answer to the same key, given again; it says nothing about the stock now */
   | { kind: "sold_out"; replay?: true }
   /** the attempt was given up and voided (void-reservation.lua): nothing is reserved under its id */
   | { kind: "voided" }
   /** a queue or draw sale's keyed buy without a valid admission, and its key has no first answer */
   | { kind: "not_admitted" };
+
+/** A cart line asking more than its variant has left. */
+export type ShortLine = { variantId: string; remaining: number };
+
+/** The script's JSON list of short lines (absent for a sale of one variant). */
+function shortLines(value: unknown): ShortLine[] | undefined {
+  if (typeof value !== "string" || value === "") return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (!Array.isArray(parsed)) return undefined;
+    return parsed.map((l: { variantId?: unknown; remaining?: unknown }) => ({
+      variantId: String(l.variantId),
+      remaining: Number(l.remaining),
+    }));
+  } catch {
+    return undefined;
+  }
+}
 
 /** How long one attempt may spend learning its outcome, from its first run (each run: ≤ 2 s). */
 export const RESOLVE_WINDOW_MS = 8_000;
@@ -95,8 +114,12 @@ export function decodeReserveReply(reply: ScriptReply): ReserveOutcome {
       return { kind: "already_purchased", held: Number(a) };
     case "LIMIT_EXCEEDED":
       return { kind: "limit_exceeded", mayStillBuy: Number(a) };
-    case "INSUFFICIENT_STOCK":
-      return { kind: "insufficient_stock", remaining: Number(a) };
+    case "INSUFFICIENT_STOCK": {
+      const variants = shortLines(c);
+      return variants
+        ? { kind: "insufficient_stock", remaining: Number(a), variants }
+        : { kind: "insufficient_stock", remaining: Number(a) };
+    }
     case "SOLD_OUT":
       return Number(b ?? 0) === 1 ? { kind: "sold_out", replay: true } : { kind: "sold_out" };
     case "VOIDED":
@@ -126,7 +149,8 @@ const realClock = {
  *
  * When no run is answered within `windowMs`, the attempt fails with {@link StoreUnavailableError}: a run
  * may still have committed, or may still commit (one held in the REST layer). The buy decision then
- * voids the attempt before answering 503 (src/buy/void-attempt.ts).
+ * voids the attempt before answering 503 (src/buy/void-attempt.ts). A run still unanswered when the
+ * window ends is not waited for (its late answer is the void's business), so this ends with the window.
  */
 export async function reserveStock(
   redis: Redis,
@@ -143,7 +167,10 @@ export async function reserveStock(
     const { keys, args } = run === 0 ? first : rerun;
     let reply: ScriptReply;
     try {
-      reply = await runScript<ScriptReply>(redis, reserveStockScript, keys, args);
+      reply = await withinWindow(
+        runScript<ScriptReply>(redis, reserveStockScript, keys, args),
+        deadline - clock.now(),
+      );
     } catch (error) {
       if (clock.now() + delay >= deadline) throw new StoreUnavailableError("redis", error);
       await clock.sleep(delay);
@@ -152,4 +179,13 @@ export async function reserveStock(
     }
     return decodeReserveReply(reply);
   }
+}
+
+/** `run`, or a rejection once `ms` (the window's time left) pass without its answer. */
+function withinWindow<T>(run: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("no answer within the resolve window")), Math.max(0, ms));
+  });
+  return Promise.race([run, late]).finally(() => clearTimeout(timer));
 }

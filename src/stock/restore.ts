@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const restoreStockScript = defineScript(
   "restore-stock",
   restoreStockLua,
-  "525ff0ce5b0f362fb38d30a4b5dad6d870fe1272",
+  "5013871e57b77ae8de9552435ec917729692bef1",
 );
 
 export type RestoreOutcome =
@@ -19,23 +19,46 @@ export type RestoreOutcome =
 
 const CODES = ["OK", "ALREADY_FINAL", "NOT_INITIALISED", "NOT_RESERVED"] as const;
 
+/** An order's line as a restore needs it: which variant, how many units. */
+export type RestoreLine = { variantId: string; quantity: number };
+
+/** What a restore needs of an order; `items` its lines as Postgres holds them, when the caller has them. */
+export type RestoreOrder = {
+  saleId: string;
+  orderId: string;
+  userId: string;
+  quantity: number;
+  items?: readonly RestoreLine[];
+};
+
 /**
  * Gives an expired or cancelled order's units back to the stock and the user's allowance, exactly once
- * per order id (restore-stock.lua).
+ * per order id (restore-stock.lua); on a drop of several variants, each line's units to its variant.
+ * The lines are those the reservation entry recorded, else `order.items` (an entry a rebuild wrote
+ * before variants has none): pass them whenever the order row is at hand.
  */
 export async function restoreStock(
   redis: Redis,
-  order: { saleId: string; orderId: string; userId: string; quantity: number },
+  order: RestoreOrder,
   reason: string,
   now: number,
 ): Promise<RestoreOutcome> {
   const k = saleKeys(order.saleId);
+  const lines = order.items ?? [];
   const reply = await withRedis(() =>
     runScript<ScriptReply>(
       redis,
       restoreStockScript,
-      [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox],
-      [now, order.orderId, order.userId, order.quantity, reason],
+      [k.meta, k.stock, k.holdings, k.ledger, k.orders, k.outbox, k.variantStock, k.variantHoldings],
+      [
+        now,
+        order.orderId,
+        order.userId,
+        order.quantity,
+        reason,
+        lines.length,
+        ...lines.flatMap((l) => [l.variantId, l.quantity]),
+      ],
     ),
   );
   const remaining = Number(reply[1]);

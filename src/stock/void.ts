@@ -10,7 +10,7 @@ import { defineScript, runScript } from "./script";
 export const voidReservationScript = defineScript(
   "void-reservation",
   voidReservationLua,
-  "6d8ca2ed3d3c5a54c615d5bfeb166ddcc1fedcbb",
+  "84f7da933d4988202afd614ca17595c52d59e9a8",
 );
 
 /** A buy attempt the server gave up on: what void-reservation.lua needs to know about it. */
@@ -33,8 +33,8 @@ export type VoidOutcome =
 const CODES = ["OK", "ALREADY_FINAL", "NOT_INITIALISED", "NOT_RESERVED", "CLAIMED"] as const;
 
 /**
- * Runs void-reservation.lua once: gives an unclaimed reservation back (or leaves a tombstone so that a
- * run still in flight reserves nothing). Throws {@link StoreUnavailableError} when Redis does not answer;
+ * Runs void-reservation.lua once: gives an unclaimed reservation back (on a drop of several variants,
+ * each line of it to its variant) or leaves a tombstone so that a run still in flight reserves nothing. Throws {@link StoreUnavailableError} when Redis does not answer;
  * calling it again is always safe.
  */
 export async function voidReservation(redis: Redis, req: VoidRequest, now: number): Promise<VoidOutcome> {
@@ -52,6 +52,8 @@ export async function voidReservation(redis: Redis, req: VoidRequest, now: numbe
         k.orders,
         k.outbox,
         k.idempotency(req.userId, req.idempotencyKey ?? "-"),
+        k.variantStock,
+        k.variantHoldings,
       ],
       [now, req.orderId, req.userId, req.quantity, keyed ? "1" : "0"],
     ),

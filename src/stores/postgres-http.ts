@@ -3,7 +3,7 @@ import type { SQL, SQLWrapper } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/neon-http";
 import { PgDialect } from "drizzle-orm/pg-core";
 import * as schema from "../db/schema";
-import type { Row, SqlStore } from "./sql-store";
+import type { Row, SqlStore } from "../db/sql-store";
 
 const dialect = new PgDialect();
 

@@ -3,9 +3,9 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import { PgDialect } from "drizzle-orm/pg-core";
 import pg from "pg";
 import * as schema from "../db/schema";
+import type { Row, SqlStore } from "../db/sql-store";
 import { StoreUnavailableError } from "../errors";
 import { retireIdleOnConnectionFailure } from "./idle-clients";
-import type { Row, SqlStore } from "./sql-store";
 
 /** A {@link SqlStore} that holds a pool of connections: close it when the process stops. */
 export type PostgresTcpStore = SqlStore & { close(): Promise<void> };
@@ -72,6 +72,9 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
   // An idle connection that breaks (a restart, a failover) is dropped by the pool; without a listener
   // the error would end the process.
   pool.on("error", (error) => console.warn("postgres:", error.message));
+  // A client in use (inside a transaction, between two statements) that loses its connection emits the
+  // error itself, where the pool does not listen: the statement it runs, or the next, fails with it.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   retireIdleOnConnectionFailure(pool);
   const db = drizzle({ client: pool, schema });
   return Object.assign(db, {

@@ -1,7 +1,7 @@
 /**
  * The Redis the engine uses: exactly the commands `src/` sends, with the reply shapes of the
  * `@upstash/redis` client running with `automaticDeserialization: false` (the shapes the code relies on
- * today). The Upstash REST client satisfies it as it is (see test/integration/redis-store.test.ts);
+ * today). The Upstash REST client satisfies it as it is (see test/integration/stores/redis-store.test.ts);
  * {@link ./redis-tcp.ts} implements it over one TCP connection for server runtimes.
  *
  * Reply shapes, the same from every adapter:

@@ -1,5 +1,6 @@
-import type { Db } from "../db/client";
+import type { WebhookDeliveryDeps } from "../services";
 import { signingEndpoint } from "./endpoint-store";
+import { deliveryRefusal } from "./endpoint-target";
 import type { WebhookMessage } from "./event-types";
 import type { DeliveryJob } from "./publish";
 import { signatures } from "./secrets";
@@ -20,11 +21,21 @@ export type DeliveryOutcome =
  * (`webhook-id`, `webhook-timestamp`, `webhook-signature` with a signature per valid secret, body
  * `{"type","timestamp","data"}`), signed now with the endpoint's current secrets. Stops at the first
  * answer that is not 2xx: the job is then delivered again by QStash with its backoff, every message
- * again (at least once: receivers drop a `webhook-id` seen before).
+ * again (at least once: receivers drop a `webhook-id` seen before). A target that is not a public
+ * address (src/webhooks/endpoint-target.ts, unless WEBHOOK_ALLOW_PRIVATE_TARGETS) is sent nothing: the
+ * job fails as for an endpoint that is down. What an endpoint answers is never read, only its status.
  */
-export async function deliverJob(db: Db, job: DeliveryJob): Promise<DeliveryOutcome> {
-  const endpoint = await signingEndpoint(db, job.endpointId);
+export async function deliverJob(d: WebhookDeliveryDeps, job: DeliveryJob): Promise<DeliveryOutcome> {
+  const endpoint = await signingEndpoint(d.db, job.endpointId);
   if (!endpoint) return { kind: "gone" };
+  const refusal = await deliveryRefusal(endpoint.url, {
+    allowPrivate: d.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    resolveHost: d.resolveHost,
+  });
+  if (refusal) {
+    console.warn(`webhook endpoint ${endpoint.endpointId}: nothing sent, ${refusal}`);
+    return { kind: "failed", delivered: 0, status: null, msgId: job.messages[0]?.msgId ?? "" };
+  }
   let delivered = 0;
   for (const message of job.messages) {
     const status = await post(endpoint.url, endpoint.secrets, message);

@@ -1,4 +1,5 @@
 import { and, desc, eq, sql } from "drizzle-orm";
+import { type AuditActor, auditInsert } from "../db/audit-log";
 import { type Db, withDb } from "../db/client";
 import { webhookEndpoints } from "../db/schema";
 import type { WebhookEventType } from "./event-types";
@@ -26,16 +27,31 @@ const view = (row: Row): EndpointView => ({
   createdAt: row.createdAt.toISOString(),
 });
 
-/** Registers an endpoint; its secret is answered here and never again. */
+/**
+ * Registers an endpoint; its secret is answered here and never again. With the operator (`actor`), the
+ * audit entry `webhook.create` (its URL and events, never the secret) is written in the same transaction.
+ */
 export async function createEndpoint(
   db: Db,
   input: { url: string; events: WebhookEventType[] },
+  actor?: AuditActor,
 ): Promise<EndpointView & { secret: string }> {
   const secret = newSecret();
   const events = [...new Set(input.events)];
-  const [row] = await withDb(() =>
-    db.insert(webhookEndpoints).values({ id: newEndpointId(), url: input.url, events, secret }).returning(),
-  );
+  const id = newEndpointId();
+  const insert = db.insert(webhookEndpoints).values({ id, url: input.url, events, secret });
+  if (!actor) {
+    const [row] = await withDb(() => insert.returning());
+    return { ...view(row as Row), secret };
+  }
+  const entry = {
+    ...actor,
+    action: "webhook.create" as const,
+    target: id,
+    after: { url: input.url, events },
+  };
+  await withDb(() => db.transaction([insert.getSQL(), auditInsert(entry)]));
+  const [row] = await withDb(() => db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)));
   return { ...view(row as Row), secret };
 }
 
@@ -47,9 +63,23 @@ export async function listEndpoints(db: Db): Promise<EndpointView[]> {
   return rows.map(view);
 }
 
-/** Removes an endpoint (its queued deliveries are dropped when they run); false when there was none. */
-export async function deleteEndpoint(db: Db, endpointId: string): Promise<boolean> {
+/**
+ * Removes an endpoint (its queued deliveries are dropped when they run); false when there was none. With
+ * the operator (`actor`), the audit entry `webhook.delete` is written by the same statement.
+ */
+export async function deleteEndpoint(db: Db, endpointId: string, actor?: AuditActor): Promise<boolean> {
   if (!ID_SHAPE.test(endpointId)) return false;
+  if (actor) {
+    const entry = { ...actor, action: "webhook.delete" as const, target: endpointId };
+    const before = sql`jsonb_build_object('url', del.url, 'events', to_jsonb(del.events))`;
+    const { rows } = await withDb(() =>
+      db.execute(sql`
+        with del as (delete from ${webhookEndpoints} where id = ${endpointId} returning id, url, events),
+        au as (${auditInsert(entry, { before, tail: sql`from del` })})
+        select id from del`),
+    );
+    return rows.length > 0;
+  }
   const rows = await withDb(() =>
     db
       .delete(webhookEndpoints)
@@ -101,28 +131,34 @@ export type RotateOutcome =
 /**
  * Gives the endpoint a new secret; the one it had keeps signing for 24 hours, as does every secret rotated
  * out before it (deliveries carry a signature by each meanwhile). Lapsed secrets are forgotten here. One
- * statement, so concurrent rotations each retire the secret they replace.
+ * statement, so concurrent rotations each retire the secret they replace. With the operator (`actor`),
+ * the audit entry `webhook.rotate` (no secret in it) is written in the same transaction when it rotated.
  */
-export async function rotateSecret(db: Db, endpointId: string): Promise<RotateOutcome> {
+export async function rotateSecret(db: Db, endpointId: string, actor?: AuditActor): Promise<RotateOutcome> {
   if (!ID_SHAPE.test(endpointId)) return { kind: "unknown_endpoint" };
   const secret = newSecret();
   const kept = sql`coalesce((select jsonb_agg(r order by (r ->> 'expiresAt')::timestamptz)
     from jsonb_array_elements(${webhookEndpoints.retiredSecrets}) r where ${stillValid}), '[]'::jsonb)`;
   const expiresAt = sql`to_char((now() + make_interval(secs => ${ROTATION_OVERLAP_MS / 1000})) at time zone 'UTC',
     'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-  const rows = await withDb(() =>
-    db
-      .update(webhookEndpoints)
-      .set({
-        retiredSecrets: sql`${kept} || jsonb_build_array(jsonb_build_object('secret', ${webhookEndpoints.secret}::text, 'expiresAt', ${expiresAt}))`,
-        secret,
-      })
-      .where(
-        and(eq(webhookEndpoints.id, endpointId), sql`jsonb_array_length(${kept}) < ${MAX_RETIRED_SECRETS}`),
-      )
-      .returning({ id: webhookEndpoints.id }),
+  const update = db
+    .update(webhookEndpoints)
+    .set({
+      retiredSecrets: sql`${kept} || jsonb_build_array(jsonb_build_object('secret', ${webhookEndpoints.secret}::text, 'expiresAt', ${expiresAt}))`,
+      secret,
+    })
+    .where(
+      and(eq(webhookEndpoints.id, endpointId), sql`jsonb_array_length(${kept}) < ${MAX_RETIRED_SECRETS}`),
+    )
+    .returning({ id: webhookEndpoints.id });
+  const rotated = sql`where exists (select 1 from ${webhookEndpoints} where id = ${endpointId} and secret = ${secret})`;
+  const entry = actor && { ...actor, action: "webhook.rotate" as const, target: endpointId };
+  const [rows] = await withDb(() =>
+    entry
+      ? db.transaction([update.getSQL(), auditInsert(entry, { tail: rotated })])
+      : update.then((r) => [r]),
   );
-  if (rows.length > 0) return { kind: "rotated", secret };
+  if ((rows?.length ?? 0) > 0) return { kind: "rotated", secret };
   const [full] = await withDb(() =>
     db
       .select({
@@ -139,7 +175,7 @@ export async function rotateSecret(db: Db, endpointId: string): Promise<RotateOu
   );
   if (!full) return { kind: "unknown_endpoint" };
   // the oldest lapsed between the two statements: there is room now
-  if (full.nextAt === null) return rotateSecret(db, endpointId);
+  if (full.nextAt === null) return rotateSecret(db, endpointId, actor);
   const retryAfterSeconds = Math.max(1, Math.ceil(Number(full.seconds)));
   return { kind: "too_many_retired", nextAt: full.nextAt, retryAfterSeconds };
 }

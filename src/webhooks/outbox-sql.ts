@@ -7,7 +7,7 @@ const iso = (value: SQL) => sql`to_char(${value} at time zone 'UTC', 'YYYY-MM-DD
 /**
  * The statement part that writes order events to the webhook outbox, one row per event and subscribed
  * endpoint, from `source` (a CTE or table with the order columns `id`, `sale_id`, `quantity`, `status`,
- * `created_at`, `expires_at`, `paid_at`). Meant as a data-modifying CTE of the statement that changes
+ * `created_at`, `expires_at`, `paid_at`, `items`, `amount_cents`). Meant as a data-modifying CTE of the statement that changes
  * the orders, so the events are written with the change or not at all. No endpoint subscribed: no row,
  * nothing else to do. Its rows are read back with {@link outboxColumn}.
  *
@@ -28,7 +28,8 @@ export function orderOutboxInsert(source: SQL, types: OrderEventType[]): SQL {
       jsonb_build_object('type', k.type, 'timestamp', ${iso(sql`now()`)}, 'data', jsonb_strip_nulls(jsonb_build_object(
         'orderId', r.id, 'saleId', r.sale_id, 'quantity', r.quantity, 'status', coalesce(k.status, r.status),
         'createdAt', ${iso(sql`r.created_at`)}, 'expiresAt', ${iso(sql`r.expires_at`)},
-        'paidAt', ${iso(sql`r.paid_at`)}, 'payment', ${paymentOf(sql`to_jsonb(r)`)}, 'version', k.version)))
+        'paidAt', ${iso(sql`r.paid_at`)}, 'payment', ${paymentOf(sql`to_jsonb(r)`)},
+        'items', r.items, 'amountCents', r.amount_cents, 'version', k.version)))
     from ${source} r cross join (values ${steps}) k(type, status, version)
     join webhook_endpoints e on e.events @> jsonb_build_array(k.type)
     order by r.id, k.version, e.id

@@ -1,12 +1,9 @@
 import { sql } from "drizzle-orm";
 import { withDb } from "../db/client";
 import { StoreUnavailableError } from "../errors";
+import { jobUrl } from "../job-paths";
 import type { WebhookDeps } from "../services";
 import type { OutboxEntry, WebhookMessage } from "./event-types";
-
-/** The job route QStash delivers webhook jobs to (relative to PUBLIC_URL). */
-export const WEBHOOK_DELIVERY_PATH = "/api/jobs/webhook-delivery";
-const FAILED_PATH = "/api/jobs/failed";
 
 /** The most messages one delivery job carries (a larger batch is split). */
 export const MESSAGES_PER_JOB = 50;
@@ -43,11 +40,11 @@ export async function publishDeliveryJobs(
   try {
     await qstash.batchJSON(
       jobs.map(({ dedupId, ...body }) => ({
-        url: `${config.PUBLIC_URL}${WEBHOOK_DELIVERY_PATH}`,
+        url: jobUrl(config.PUBLIC_URL, "webhookDelivery"),
         body,
         deduplicationId: dedupId,
         retries: config.WEBHOOK_DELIVERY_RETRIES,
-        failureCallback: `${config.PUBLIC_URL}${FAILED_PATH}`,
+        failureCallback: jobUrl(config.PUBLIC_URL, "failed"),
       })),
     );
   } catch (error) {

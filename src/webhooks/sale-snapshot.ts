@@ -21,17 +21,18 @@ export type SaleSnapshot = { sale: SaleRecord; at: number; epoch: number; stamp:
  */
 export async function readSaleSnapshot(redis: Redis, saleId: string): Promise<SaleSnapshot | null> {
   const keys = saleKeys(saleId);
-  const [meta, remaining, stamp, time] = await withRedis(() =>
+  const [meta, remaining, stamp, time, variantStock] = await withRedis(() =>
     redis
       .multi()
       .hgetall(keys.meta)
       .get(keys.stock)
       .incr(keys.eventReads)
       .time()
-      .exec<[unknown, string | null, number | string, [number | string, number | string]]>(),
+      .hgetall(keys.variantStock)
+      .exec<[unknown, string | null, number | string, [number | string, number | string], unknown]>(),
   );
   const fields = toRecord(meta);
-  const sale = fromMetaFields(fields, remaining);
+  const sale = fromMetaFields(fields, remaining, toRecord(variantStock));
   if (!sale) return null;
   const at = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
   return { sale, at, epoch: Number(fields?.epoch ?? 1), stamp: Number(stamp) };

@@ -2,13 +2,10 @@ import { inArray } from "drizzle-orm";
 import { type SaleRecord, saleStatus, toSaleView } from "../catalog/sale-record";
 import { withDb } from "../db/client";
 import { webhookSaleStatus } from "../db/schema";
-import type { LifecycleDeps, WebhookDeps } from "../services";
-import type { RedisStore as Redis } from "../stores/redis-store";
+import type { AnnounceDeps, LifecycleDeps } from "../services";
 import { recordSaleReading, type SaleEventType } from "./emit";
 import { publishOutbox } from "./publish";
 import { readSaleSnapshot } from "./sale-snapshot";
-
-type AnnounceDeps = WebhookDeps & { redis: Redis };
 
 /** How often an explicit event is read again when newer readings keep being recorded first. */
 const READS_PER_EVENT = 3;

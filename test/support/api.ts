@@ -1,6 +1,18 @@
 import { checkExchange } from "./openapi-check";
 import { ADMIN_TOKEN, shopperToken } from "./shopper";
 
+/**
+ * The contract's request id on an answer of the engine: an `X-Request-Id` header on every response,
+ * and on an error the same id in the body's `error.requestId`.
+ */
+export function checkRequestId(headers: Headers, body: unknown): void {
+  const id = headers.get("X-Request-Id");
+  if (!id) throw new Error("the answer carries no X-Request-Id header");
+  const error = (body as { error?: { requestId?: unknown } } | null)?.error;
+  if (error && error.requestId !== id)
+    throw new Error(`the error body's requestId ${String(error.requestId)} is not the header's ${id}`);
+}
+
 export type ApiResponse<T = Record<string, unknown>> = {
   status: number;
   body: T;
@@ -50,6 +62,7 @@ export function apiClient(baseUrl: string, via: { fetch?: typeof fetch; checkAt?
     } catch {
       parsed = { raw: text };
     }
+    if (!opts.unchecked) checkRequestId(res.headers, parsed);
     return { status: res.status, body: parsed as T, headers: res.headers, text };
   }
 

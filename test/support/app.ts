@@ -6,6 +6,7 @@ import { startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
 import { type ApiClient, apiClient } from "./api";
+import { removeStackDir, stackDirFromTemplate } from "./postgres-template";
 import { type RuntimeName, testRuntime } from "./test-runtime";
 
 export { type RuntimeName, testRuntime };
@@ -30,6 +31,12 @@ export type AppUnderTest = {
   /** The engine (named worker for history): workerd through Miniflare, or a Deno or Bun process. */
   worker: WorkerRuntime;
   api: ApiClient;
+  /**
+   * Starts one more engine process of the same runtime on this stack, with the same settings (and
+   * `vars` over them): a separate workerd, Deno or Bun process with its own memory (catalog, caches,
+   * batches), as a second instance behind a load balancer. Stopped with the app.
+   */
+  startEngine(opts?: { vars?: Record<string, string> }): Promise<EngineUnderTest>;
   /** A direct connection to the stack's redis-server (inspection only: the worker goes through REST). */
   redis: Redis;
   /** A direct pool on the stack's Postgres (inspection only). */
@@ -40,6 +47,9 @@ export type AppUnderTest = {
   reconnect(): Promise<void>;
   stop(): Promise<void>;
 };
+
+/** One engine process of an {@link AppUnderTest}: its server and a client of it. */
+export type EngineUnderTest = { worker: WorkerRuntime; api: ApiClient };
 
 /**
  * The whole product on real servers: redis-server behind the Upstash REST stand-in, Postgres behind the
@@ -63,11 +73,16 @@ export async function startApp(
   } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
+  const dir = await stackDirFromTemplate();
   const stack = await startStack({
     mode: "test",
     quiet: true,
+    ...(dir ? { dir } : {}),
     ...(opts.qstashFetch ? { qstash: { fetch: opts.qstashFetch } } : {}),
     ...(opts.stripe ? { stripe: true } : {}),
+  }).catch(async (error: unknown) => {
+    await removeStackDir(dir);
+    throw error;
   });
   try {
     if (opts.statementStats)
@@ -79,21 +94,30 @@ export async function startApp(
     await migrate(stack.vars.DATABASE_URL);
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
     const late = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
-    const publicUrl = opts.publicUrl ? { publicUrl: opts.publicUrl } : {};
-    const worker =
+    const engineVars =
+      runtime === "workers" ? { ...vars, ...late } : { ...vars, ...serverTestVars(stack), ...late };
+    const launch = (more: Record<string, string>, publicUrl: string | undefined) =>
       runtime === "workers"
-        ? await startWorker({ vars: { ...vars, ...late }, ...publicUrl })
-        : await startServer({ runtime, vars: { ...vars, ...serverTestVars(stack), ...late }, ...publicUrl });
+        ? startWorker({ vars: { ...engineVars, ...more }, ...(publicUrl ? { publicUrl } : {}) })
+        : startServer({ runtime, vars: { ...engineVars, ...more }, ...(publicUrl ? { publicUrl } : {}) });
+    const worker = await launch({}, opts.publicUrl);
+    const others: WorkerRuntime[] = [];
     stack.stripe?.webhooks.setUrl(`${worker.url}/api/payments/stripe/webhook`);
     let redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
     const db = new pg.Pool({ connectionString: stack.vars.DATABASE_URL, max: 4 });
     // Idle clients see the server go away in the Postgres fault tests; that is expected, not a failure.
     db.on("error", () => {});
+    db.on("connect", (client) => client.on("error", () => {}));
     return {
       stack,
       runtime,
       worker,
       api: apiClient(worker.url),
+      async startEngine(more = {}) {
+        const other = await launch(more.vars ?? {}, undefined);
+        others.push(other);
+        return { worker: other, api: apiClient(other.url) };
+      },
       get redis() {
         return redis;
       },
@@ -110,12 +134,15 @@ export async function startApp(
       async stop() {
         redis.disconnect();
         await db.end().catch(() => {});
+        await Promise.all(others.map((other) => other.stop().catch(() => {})));
         await worker.stop().catch(() => {});
         await stack.stop();
+        await removeStackDir(dir);
       },
     };
   } catch (error) {
     await stack.stop();
+    await removeStackDir(dir);
     throw error;
   }
 }

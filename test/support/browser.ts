@@ -37,13 +37,21 @@ export function launchBrowser(): Promise<Browser> {
 
 export const screenshotDir = resolve(import.meta.dirname, "../../test-output/screenshots");
 
-/** Saves a full-page PNG under test-output/screenshots/ (not committed); returns its path. */
+/** The tallest part of a page a screenshot keeps: a long page (the API reference) costs seconds per screen. */
+const SCREENSHOT_MAX_HEIGHT = 8_000;
+
+/** Saves a full-page PNG (its first 8,000 px) under test-output/screenshots/ (not committed); returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(screenshotDir, { recursive: true });
   const path = join(screenshotDir, `${name}.png`);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.waitForTimeout(250);
-  await page.screenshot({ path, fullPage: true, animations: "disabled" });
+  const { width, height } = await page.evaluate(() => ({
+    width: document.documentElement.scrollWidth,
+    height: document.documentElement.scrollHeight,
+  }));
+  const clip = { x: 0, y: 0, width, height: Math.min(height, SCREENSHOT_MAX_HEIGHT) };
+  await page.screenshot({ path, fullPage: true, clip, animations: "disabled", timeout: 90_000 });
   return path;
 }
 

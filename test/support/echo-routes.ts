@@ -7,7 +7,7 @@
  * (await res.json()).quantity; // 2
  */
 import { apiRouter } from "../../src/api/api-router";
-import { renderError, toApiError } from "../../src/errors";
+import { renderError, toApiError } from "../../src/http/api-error";
 import { createSaleRoute } from "../../src/routes/admin";
 import { adjustStockRoute } from "../../src/routes/admin-stock";
 import { buyRoute } from "../../src/routes/buy";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Redis } from "ioredis";
-import { drawOrder, entriesHash, sortedEntries } from "../../src/admission/draw";
+import { drawOrder, entriesHash, sortedEntries } from "../../src/room/draw";
 import { saleKeys } from "../../src/stock/keys";
 import { reserveScriptCall } from "../../src/stock/reserve-call";
 
@@ -127,13 +127,13 @@ function saleState(saleId: string): string[] {
 }
 
 /**
- * Seals a waiting room's line at `now` as src/admission/room.ts does: queue-line.lua reads it, the draw
- * orders it, queue-seal.lua writes it. Answers queue-line's code when it does not read a line, else
- * queue-seal's.
+ * Seals a waiting room's line at `now` as src/room/room.ts does: room-line.lua reads it, the draw
+ * orders it, room-seal.lua writes it. Answers room-line's code when it does not read a line, else
+ * room-seal's.
  */
 export async function sealRoom(redis: Redis, saleId: string, now: number): Promise<number> {
   const k = saleKeys(saleId);
-  const line = (await redis.eval(lua("queue-line"), 3, k.room, k.tickets, k.line)) as (string | number)[];
+  const line = (await redis.eval(lua("room-line"), 3, k.room, k.tickets, k.line)) as (string | number)[];
   if (Number(line[0]) !== 1) return Number(line[0]);
   const count = Number(line[2]);
   const users = line.slice(3, 3 + count).map(String);
@@ -143,5 +143,5 @@ export async function sealRoom(redis: Redis, saleId: string, now: number): Promi
   const ranked = (await drawOrder(String(line[1]), entries)).map((id) => userOf.get(id) ?? "");
   const keys = [k.room, k.tickets, k.line, k.late, k.entries];
   const args = [now, await entriesHash(entries), JSON.stringify(entries), ...ranked];
-  return Number(await redis.eval(lua("queue-seal"), keys.length, ...keys, ...args.map(String)));
+  return Number(await redis.eval(lua("room-seal"), keys.length, ...keys, ...args.map(String)));
 }

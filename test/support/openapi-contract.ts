@@ -32,7 +32,7 @@ const parse = (text: string): { ok: true; value: unknown } | { ok: false } => {
 };
 
 /**
- * The contract's answer to a route nobody serves: 404 `{"error": {"code": "NOT_FOUND", "message"}}`.
+ * The contract's answer to a route nobody serves: 404 `{"error": {"code": "NOT_FOUND", "message", "requestId"}}`.
  * It is the only answer a request the document does not describe may get (the server serves nothing
  * the document leaves out); OpenAPI has no way to describe it, so it is spelled out here.
  */
@@ -49,7 +49,7 @@ function isOperatorAreaRefusal(ex: Exchange, pathname: string): boolean {
   return pathname.startsWith("/api/admin/") && ex.status === 401 && isBareError(ex, "UNAUTHENTICATED");
 }
 
-/** A body that is exactly `{"error": {"code": code, "message": "…"}}`, sent as JSON. */
+/** A body that is exactly `{"error": {"code": code, "message": "…", "requestId": "…"}}`, sent as JSON. */
 function isBareError(ex: Exchange, code: string): boolean {
   const body = ex.text !== undefined ? parse(ex.text) : { ok: false as const };
   if (!body.ok || !isJsonMedia(ex.headers.get("content-type") ?? "")) return false;
@@ -58,9 +58,10 @@ function isBareError(ex: Exchange, code: string): boolean {
     Object.keys(body.value as Json).join() === "error" &&
     Object.keys(error ?? {})
       .sort()
-      .join() === "code,message" &&
+      .join() === "code,message,requestId" &&
     error?.code === code &&
-    typeof error.message === "string"
+    typeof error.message === "string" &&
+    typeof error.requestId === "string"
   );
 }
 

@@ -4,6 +4,15 @@ import type { AppUnderTest } from "./app";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** An order's status and payment columns, read straight from Postgres. */
+export async function orderPaymentRow(app: AppUnderTest, orderId: string): Promise<Record<string, unknown>> {
+  const { rows } = await app.db.query(
+    "select status, paid_at, payment_status, payment_ref, refund_ref from orders where id = $1",
+    [orderId],
+  );
+  return rows[0] as Record<string, unknown>;
+}
+
 /** The Stripe stand-in of an app started with `stripe: true`. */
 export function stripeOf(app: AppUnderTest): StripeServer {
   if (!app.stack.stripe) throw new Error("the app was started without the Stripe stand-in");

@@ -11,6 +11,7 @@
 import { migrate } from "../../local/migrate";
 import { type Stack, startStack } from "../../local/stack";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
+import { removeStackDir, stackDirFromTemplate } from "./postgres-template";
 
 export type Site = {
   url: string;
@@ -21,7 +22,16 @@ export type Site = {
 export async function startSite(
   opts: { vars?: Record<string, string>; outdir?: string; stripe?: boolean } = {},
 ): Promise<Site> {
-  const stack = await startStack({ mode: "test", quiet: true, ...(opts.stripe ? { stripe: true } : {}) });
+  const dir = await stackDirFromTemplate();
+  const stack = await startStack({
+    mode: "test",
+    quiet: true,
+    ...(dir ? { dir } : {}),
+    ...(opts.stripe ? { stripe: true } : {}),
+  }).catch(async (error: unknown) => {
+    await removeStackDir(dir);
+    throw error;
+  });
   let worker: WorkerRuntime | undefined;
   try {
     await migrate(stack.vars.DATABASE_URL);
@@ -45,11 +55,13 @@ export async function startSite(
       async stop() {
         await running.stop().catch(() => {});
         await stack.stop();
+        await removeStackDir(dir);
       },
     };
   } catch (error) {
     await worker?.stop().catch(() => {});
     await stack.stop();
+    await removeStackDir(dir);
     throw error;
   }
 }

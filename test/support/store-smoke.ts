@@ -1,7 +1,7 @@
 /**
  * Drives the TCP store adapters on whatever runtime runs this file (Node, Bun, Deno): a script with
  * the NOSCRIPT fallback, a pipeline, a transaction, a Postgres transaction and a conflict. Prints one
- * JSON line of what it saw; test/integration/stores-runtimes.test.ts compares it across runtimes.
+ * JSON line of what it saw; test/integration/stores/tcp-stores-on-runtimes.test.ts compares it across runtimes.
  *
  * @example
  * REDIS_URL=redis://… DATABASE_URL=postgres://… npx bun test/support/store-smoke.ts

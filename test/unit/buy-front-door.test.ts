@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { describe, expect, it } from "vitest";
-import { SECURITY_HEADERS } from "../../src/routes/buy-refusals";
+import { SECURITY_HEADERS } from "../../src/runtime/buy-front-door";
 
 describe("the buy's front door", () => {
   it("answers with the security headers hono/secure-headers sets (as the app uses it)", async () => {

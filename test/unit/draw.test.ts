@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { drawOrder, entriesHash, sha256Hex, sortedEntries } from "../../src/admission/draw";
+import { drawOrder, entriesHash, sha256Hex, sortedEntries } from "../../src/room/draw";
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildTokenFilter, parseTokenFilter } from "../../src/catalog/catalog";
 import { saleStatus } from "../../src/catalog/sale-record";
-import { type ErrorCode, statusOf } from "../../src/errors";
+import { type ErrorCode, statusOf } from "../../src/http/api-error";
 import { newOrderId, newSaleId, saleIdOfOrder } from "../../src/ids";
 import { decodeReserveReply } from "../../src/stock/reserve";
 

@@ -227,6 +227,8 @@ describe("the frame memo (one serialized event per sale and version, shared by e
       status,
       createdAt: "2026-01-01T00:00:00.000Z",
       expiresAt: "2026-01-01T00:10:00.000Z",
+      items: [{ variantId: "default", name: "Sale", quantity: 1, priceCents: 100 }],
+      amountCents: 100,
     });
     feed.put("o-alice", watchedOrder(view("o-alice", "queued"), "alice"), 0);
     feed.put("o-bob", watchedOrder(view("o-bob", "queued"), "bob"), 0);

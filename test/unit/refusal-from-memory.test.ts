@@ -31,7 +31,7 @@ function setUp() {
   return { d, memory, deferred };
 }
 
-describe("a buy's refusals from memory (routes/buy-refusals.ts)", () => {
+describe("a buy's refusals from memory (runtime/buy-front-door.ts)", () => {
   it("answers a token not in the catalog 404 and a sale known sold out 410, and nothing else", () => {
     const { d, memory } = setUp();
     expect(refusalFromMemory(d, OTHER, NOW)).toBe("unknown_product");

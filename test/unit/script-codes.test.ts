@@ -9,12 +9,12 @@ import { releaseLockScript } from "../../src/stock/lock";
 import { openRoomScript } from "../../src/stock/open-room";
 import { setSalePausedScript } from "../../src/stock/pause";
 import { initSaleScript } from "../../src/stock/preheat";
-import { queueLineScript } from "../../src/stock/queue-line";
-import { queueSealScript } from "../../src/stock/queue-seal";
-import { queueStepScript } from "../../src/stock/queue-step";
 import { rebuildSaleScript } from "../../src/stock/replace-state";
 import { reserveStockScript } from "../../src/stock/reserve";
 import { restoreStockScript } from "../../src/stock/restore";
+import { roomLineScript } from "../../src/stock/room-line";
+import { roomSealScript } from "../../src/stock/room-seal";
+import { roomStepScript } from "../../src/stock/room-step";
 import type { LuaScript } from "../../src/stock/script";
 import { voidReservationScript } from "../../src/stock/void";
 
@@ -26,9 +26,9 @@ const scripts: LuaScript[] = [
   openRoomScript,
   rebuildSaleScript,
   releaseLockScript,
-  queueLineScript,
-  queueSealScript,
-  queueStepScript,
+  roomLineScript,
+  roomSealScript,
+  roomStepScript,
   reserveStockScript,
   restoreStockScript,
   setSalePausedScript,

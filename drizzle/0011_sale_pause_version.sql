@@ -1,0 +1,1 @@
+ALTER TABLE "sales" ADD COLUMN "pause_version" integer DEFAULT 0 NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TABLE "stock_adjustments" ADD COLUMN "variant_id" text;
