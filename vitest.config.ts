@@ -30,6 +30,8 @@ const CONTRACT_ON_SERVERS = [
  */
 const SERVERS_ONLY = [
   "test/integration/runtimes/{behind-tls-proxy,half-open-stores,server-runtimes,shutdown-deadline}.test.ts",
+  // Workers' traces are the platform's (wrangler.toml [observability.traces]): a local workerd exports none
+  "test/integration/observability/traces.test.ts",
 ];
 
 /**

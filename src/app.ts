@@ -35,6 +35,7 @@ import { saleListEventRoutes } from "./routes/sale-list-events";
 import { saleRoutes } from "./routes/sales";
 import { webhookJobRoutes } from "./routes/webhook-jobs";
 import { type Defer, depsAt, type Services } from "./services";
+import { annotate, tracingOn } from "./tracing";
 
 const BUY_ROUTE = "/api/buy/:productToken";
 
@@ -69,6 +70,27 @@ function logRequest(c: Context<AppEnv>, requestId: string, started: number): voi
   else console.log(line);
 }
 
+/**
+ * The request's span (the runtime's, or Bun's from `httpSpans`) named by its route, with the request id,
+ * the outcome code of a refusal, and `url.full` and `url.path` without what a URL may hold in secret (the
+ * buy's product token, any query).
+ */
+function annotateRequestSpan(c: Context<AppEnv>, requestId: string): void {
+  const route = c.req.routePath;
+  const path = route === BUY_ROUTE ? "/api/buy/:productToken" : c.req.path;
+  const code = c.get("errorCode");
+  annotate(
+    {
+      "http.route": route,
+      "url.full": `${new URL(c.req.url).origin}${path}`,
+      "url.path": path,
+      "flash_sale.request_id": requestId,
+      ...(code ? { "flash_sale.code": code } : {}),
+    },
+    `${c.req.method} ${route}`,
+  );
+}
+
 /** What a runtime entry (src/runtime/) gives the app: its services and its platform's ways. */
 export type Platform = {
   /** The services (built once per isolate or process; on Workers from the first request's bindings). */
@@ -81,6 +103,8 @@ export type Platform = {
   assets?: MiddlewareHandler;
   /** The process's metrics for `GET /metrics` (server runtimes); without it, `/metrics` is 404. */
   metrics?: MetricsExposition;
+  /** Each request's HTTP server span, where the runtime makes none itself (Bun with tracing on). */
+  httpSpans?: MiddlewareHandler;
 };
 
 /**
@@ -92,6 +116,7 @@ export type Platform = {
  */
 export function createApp(platform: Platform) {
   const app = apiRouter();
+  if (platform.httpSpans) app.use("*", platform.httpSpans);
   // first of all: every answer, an error or a page, carries the request's id
   app.use("*", async function requestId(c, next) {
     const started = performance.now();
@@ -100,6 +125,7 @@ export function createApp(platform: Platform) {
     await next();
     countRequest(c, started);
     logRequest(c, id, started);
+    if (tracingOn()) annotateRequestSpan(c, id);
     try {
       c.res.headers.set(REQUEST_ID_HEADER, id);
     } catch {

@@ -134,6 +134,11 @@ export const orders = pgTable(
     checkoutClosedAt: ts("checkout_closed_at"),
     refundRef: text("refund_ref"),
     refundedAt: ts("refunded_at"),
+    /**
+     * the W3C `traceparent` of the order write that inserted it (with tracing on): its payment, later and
+     * in a request of its own, continues the buy's trace
+     */
+    traceParent: text("trace_parent"),
     /** the lines, each variant once, positive quantities (order_items_valid, drizzle/0013) */
     items: jsonb("items").$type<OrderItem[]>().notNull(),
     /** the sum of quantity × price over the lines: what checkout charges */

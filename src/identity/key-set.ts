@@ -2,6 +2,7 @@ import {
   type CompactJWSHeaderParameters,
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   type ExportedJWKSCache,
   type FlattenedJWSInput,
   type JWTVerifyGetKey,
@@ -9,6 +10,7 @@ import {
   type RemoteJWKSet,
 } from "jose";
 import { JOSEError, JWKSInvalid, JWKSTimeout } from "jose/errors";
+import { traced } from "../tracing";
 
 /** How long one read of the key set may take before it counts as down. */
 const FETCH_TIMEOUT_MS = 3_000;
@@ -54,6 +56,9 @@ export function createKeySetEntry(settings: KeySetSettings): KeySetEntry {
     cacheMaxAge: settings.cacheMs,
     cooldownDuration: settings.cooldownMs,
     [jwksCache]: cache,
+    // each read of the key set in a span (with tracing on)
+    [customFetch]: (url, init) =>
+      traced("jwks fetch", { "http.request.method": "GET", "url.full": url }, () => fetch(url, init)),
   });
   return { settings, remote, cache, fallback: null, failedAt: Number.NEGATIVE_INFINITY, readingUntil: 0 };
 }

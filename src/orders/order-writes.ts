@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
 import type { QueuedOrder } from "../stock/queued-order";
+import { currentTraceParent } from "../tracing";
 import type { OutboxEntry } from "../webhooks/event-types";
 import { orderOutboxInsert, outboxColumn, outboxOf } from "../webhooks/outbox-sql";
 import type { OrderRow } from "./order-view";
@@ -64,9 +65,10 @@ export async function writeOrders(
       ), s as (
         select id, epoch, per_user_limit from sales where id in (select sale_id from input) order by id for share
       ), ins as (
-        insert into orders (id, sale_id, user_id, quantity, status, created_at, expires_at, epoch, items, amount_cents)
+        insert into orders (id, sale_id, user_id, quantity, status, created_at, expires_at, epoch, items, amount_cents,
+          trace_parent)
         select i.id, i.sale_id, i.user_id, i.quantity, 'awaiting_payment', i.created_at, i.expires_at, i.epoch,
-          li.items, li.amount
+          li.items, li.amount, ${currentTraceParent()}::text
         from input i join s on s.id = i.sale_id
         left join lateral (
           select jsonb_agg(jsonb_build_object('variantId', e ->> 'variantId', 'name', coalesce(v.name, e ->> 'variantId'),

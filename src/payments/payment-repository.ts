@@ -66,6 +66,8 @@ export type PaymentTarget = {
   /** The order's row; null while it is not in Postgres (no checkout can have been opened for it). */
   order: OrderRow | null;
   checkoutId: string | null;
+  /** The `traceparent` of the order's write (with tracing on): its payment continues that trace. */
+  traceParent: string | null;
   /** The sale's unit price: a payment amounts to it × the order's quantity. */
   priceCents: number;
 };
@@ -77,7 +79,7 @@ export type PaymentTarget = {
 export async function paymentTarget(db: Db, saleId: string, orderId: string): Promise<PaymentTarget | null> {
   const result = await withDb(() =>
     db.execute<Record<string, unknown>>(sql`
-      with o as (select ${ROW_SQL}, checkout_id from orders where id = ${orderId})
+      with o as (select ${ROW_SQL}, checkout_id, trace_parent from orders where id = ${orderId})
       select s.price_cents, o.* from sales s left join o on o.sale_id = s.id where s.id = ${saleId}`),
   );
   const r = result.rows[0];
@@ -85,6 +87,7 @@ export async function paymentTarget(db: Db, saleId: string, orderId: string): Pr
   return {
     order: r.id === null || r.id === undefined ? null : toOrderRow(r),
     checkoutId: r.checkout_id === null || r.checkout_id === undefined ? null : String(r.checkout_id),
+    traceParent: typeof r.trace_parent === "string" ? r.trace_parent : null,
     priceCents: Number(r.price_cents),
   };
 }

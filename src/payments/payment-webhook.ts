@@ -6,9 +6,16 @@ import { findOrder } from "../orders/order-repository";
 import { type OrderPayment, type OrderRow, rowView } from "../orders/order-view";
 import { readQueuedOrder } from "../orders/queued-order-store";
 import type { PaymentDeps } from "../services";
+import { continueTrace } from "../tracing";
 import { publishOutbox } from "../webhooks/publish";
 import type { PaymentEvent } from "./payment-provider";
-import { eventSeen, paymentTarget, recordEvent, recordRefund } from "./payment-repository";
+import {
+  eventSeen,
+  type PaymentTarget,
+  paymentTarget,
+  recordEvent,
+  recordRefund,
+} from "./payment-repository";
 
 /** What a verified provider event came to (the webhook answers 200 for each; a store failure is 503). */
 export type EventOutcome =
@@ -53,6 +60,21 @@ async function settle(deps: PaymentDeps, event: PaymentEvent): Promise<EventOutc
   const saleId = event.orderId ? saleIdOfOrder(event.orderId) : null;
   if (!event.orderId || !saleId) return "unknown_order";
   const target = await paymentTarget(deps.db, saleId, event.orderId);
+  // the rest is a step of the order's own trace (its buy and write), linked to this delivery's request
+  return continueTrace(
+    target?.traceParent,
+    `payment ${event.type}`,
+    { "flash_sale.order_id": event.orderId, "flash_sale.payment_event": event.eventId },
+    () => settleOrder(deps, { ...event, orderId: event.orderId as string }, saleId, target),
+  );
+}
+
+async function settleOrder(
+  deps: PaymentDeps,
+  event: Extract<PaymentEvent, { kind: "paid" }> & { orderId: string },
+  saleId: string,
+  target: PaymentTarget | null,
+): Promise<EventOutcome> {
   const row = target?.order ?? null;
   if (!target || (!row && !(await readQueuedOrder(deps.redis, saleId, event.orderId))))
     return "unknown_order";

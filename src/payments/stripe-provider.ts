@@ -1,5 +1,6 @@
 import Stripe from "stripe";
 import { StoreUnavailableError } from "../errors";
+import { traced } from "../tracing";
 import type { Checkout, CheckoutRequest, PaymentEvent, PaymentProvider } from "./payment-provider";
 
 /** What the Stripe adapter is built from (settings STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE). */
@@ -50,7 +51,7 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider {
   return {
     name: "stripe",
     async createCheckout(request: CheckoutRequest): Promise<Checkout> {
-      const session = await call(() =>
+      const session = await call("checkout.sessions.create", () =>
         client.checkout.sessions.create(
           {
             mode: "payment",
@@ -77,22 +78,28 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider {
       return { id: session.id, url: session.url };
     },
     async expireCheckout(checkoutId: string): Promise<void> {
-      const session = await call(() => client.checkout.sessions.retrieve(checkoutId));
+      const session = await call("checkout.sessions.retrieve", () =>
+        client.checkout.sessions.retrieve(checkoutId),
+      );
       if (session.status !== "open") return;
-      await call(() => client.checkout.sessions.expire(checkoutId));
+      await call("checkout.sessions.expire", () => client.checkout.sessions.expire(checkoutId));
     },
     async refund(orderId: string, paymentRef: string): Promise<string> {
       try {
-        const refund = await client.refunds.create(
-          { payment_intent: paymentRef, metadata: { orderId } },
-          { idempotencyKey: `refund-${paymentRef}` },
+        const refund = await stripeSpan("refunds.create", () =>
+          client.refunds.create(
+            { payment_intent: paymentRef, metadata: { orderId } },
+            { idempotencyKey: `refund-${paymentRef}` },
+          ),
         );
         return refund.id;
       } catch (error) {
         // made before, and its idempotency key gone (Stripe keeps them 24 hours): the refund there is it
         if (!alreadyRefunded(error)) throw new StoreUnavailableError("payments", error);
       }
-      const made = await call(() => client.refunds.list({ payment_intent: paymentRef, limit: 10 }));
+      const made = await call("refunds.list", () =>
+        client.refunds.list({ payment_intent: paymentRef, limit: 10 }),
+      );
       const refund = made.data.find((r) => r.status !== "failed" && r.status !== "canceled");
       if (!refund)
         throw new StoreUnavailableError(
@@ -161,10 +168,15 @@ function alreadyRefunded(error: unknown): boolean {
 }
 
 /** A Stripe call; a network failure or a refusal becomes `StoreUnavailableError("payments")`. */
-async function call<T>(run: () => Promise<T>): Promise<T> {
+async function call<T>(operation: string, run: () => Promise<T>): Promise<T> {
   try {
-    return await run();
+    return await stripeSpan(operation, run);
   } catch (error) {
     throw new StoreUnavailableError("payments", error);
   }
+}
+
+/** A Stripe call in a span `stripe <operation>` (with tracing on). */
+function stripeSpan<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  return traced(`stripe ${operation}`, { "rpc.system": "stripe", "rpc.method": operation }, run);
 }

@@ -1,6 +1,7 @@
 import { serveStatic } from "hono/bun";
 import { streamDefaultSettings } from "../stream-defaults";
 import { createServerEngine } from "./server";
+import { startTracingSdk } from "./tracing-sdk";
 
 /**
  * The Bun entry: settings from the environment, `Bun.serve`, the scheduled handler on a timer
@@ -10,6 +11,7 @@ import { createServerEngine } from "./server";
 const engine = createServerEngine(Bun.env, {
   headersFile: await Bun.file(`${Bun.env.PUBLIC_DIR ?? "public"}/_headers`).text(),
   serveStatic,
+  tracing: (settings) => startTracingSdk(settings),
   defaults: streamDefaultSettings("bun"),
 });
 const { settings } = engine;

@@ -1,6 +1,7 @@
 import { serveStatic } from "hono/deno";
 import { streamDefaultSettings } from "../stream-defaults";
 import { createServerEngine } from "./server";
+import { useRuntimeTracing } from "./tracing-sdk";
 
 /**
  * The Deno entry (Deno Deploy or `deno run`): settings from the environment, `Deno.serve`, the scheduled
@@ -11,6 +12,7 @@ import { createServerEngine } from "./server";
 const engine = createServerEngine(Deno.env.toObject(), {
   headersFile: await Deno.readTextFile(`${Deno.env.get("PUBLIC_DIR") ?? "public"}/_headers`),
   serveStatic,
+  tracing: (settings) => useRuntimeTracing(settings),
   defaults: streamDefaultSettings("deno"),
 });
 const { settings } = engine;

@@ -25,6 +25,18 @@ const schema = z.object({
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
   /** Postgres connections the process holds (DATABASE_DRIVER=tcp): all its statements share them. */
   PG_POOL_MAX: z.coerce.number().int().min(1).max(1_000).default(10),
+  /**
+   * Traces (OpenTelemetry, OTLP/HTTP): on Bun, where the engine's SDK sends its spans (`/v1/traces` is
+   * added) or the traces' own URL; unset, no spans. On Deno, OTEL_DENO=true turns the runtime's own on,
+   * which reads the same settings.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default("flash-sale-edge"),
+  /** Deno: "true" turns its built-in OpenTelemetry on (the runtime reads it; the engine's spans follow). */
+  OTEL_DENO: z.string().optional(),
+  /** Head sampling: the share of traces started here that are kept (a caller's sampled trace always is). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
 });
 
 /** Settings only a server runtime has (Deno, Bun); the engine's own are src/env.ts's. */

@@ -15,6 +15,7 @@ import { createPromMetrics } from "./prom-metrics";
 import { clientAddress, readServerSettings, type ServerSettings } from "./server-settings";
 import { parseHeadersFile, type ServeStaticOptions, staticSite } from "./static-site";
 import { createTaskSet, type TaskSet } from "./task-set";
+import type { TracingHandle } from "./tracing-sdk";
 
 /** What a server entry passes to the app with each request: the socket's address. */
 export type SocketInfo = { remoteAddress?: string };
@@ -37,9 +38,12 @@ export function createServerEngine(
     serveStatic: (options: ServeStaticOptions) => MiddlewareHandler;
     /** this runtime's defaults for engine settings the environment leaves unset (stream budgets) */
     defaults?: Record<string, string>;
+    /** this runtime's tracing (src/runtime/tracing-sdk.ts): started before the services, or null (off) */
+    tracing?: (settings: ServerSettings) => TracingHandle | null;
   },
 ) {
   const settings: ServerSettings = readServerSettings(env);
+  const tracing = options.tracing?.(settings) ?? null;
   const prom = createPromMetrics();
   const services = createServices(readConfig({ ...options.defaults, ...env } as unknown as Env), {
     tcp: {
@@ -52,7 +56,11 @@ export function createServerEngine(
   prom.watch(services.memory);
   console.log(`stores: redis ${services.drivers.redis}, postgres ${services.drivers.db}`);
   const tasks = createTaskSet();
-  const app = serverApp(settings, services, tasks, { ...options, metrics: prom.exposition });
+  const app = serverApp(settings, services, tasks, {
+    ...options,
+    metrics: prom.exposition,
+    httpSpans: tracing?.httpSpans,
+  });
 
   const scheduled = scheduledRunner(() => sweep(depsAt(services, tasks.defer)));
 
@@ -88,6 +96,7 @@ export function createServerEngine(
           await scheduled.idle();
           await tasks.drain();
           await services.close();
+          await tracing?.shutdown().catch(() => undefined);
         };
         if (!(await settlesWithin(settings.SHUTDOWN_DRAIN_MS, finished())))
           console.warn(
@@ -110,9 +119,11 @@ function serverApp(
     headersFile: string;
     serveStatic: (options: ServeStaticOptions) => MiddlewareHandler;
     metrics: MetricsExposition;
+    httpSpans?: MiddlewareHandler;
   },
 ) {
   return createApp({
+    httpSpans: options.httpSpans,
     services: () => services,
     defer: () => tasks.defer,
     clientIp: (c) =>

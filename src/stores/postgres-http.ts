@@ -4,6 +4,7 @@ import { drizzle } from "drizzle-orm/neon-http";
 import { PgDialect } from "drizzle-orm/pg-core";
 import * as schema from "../db/schema";
 import type { Row, SqlStore } from "../db/sql-store";
+import { sqlSpan } from "./sql-spans";
 
 const dialect = new PgDialect();
 
@@ -22,13 +23,18 @@ export function connectPostgresHttp(databaseUrl: string, options: { endpoint?: s
   const db = drizzle({ client, schema });
   const execute = db.execute.bind(db);
   return Object.assign(db, {
-    execute: <T extends Row>(query: SQLWrapper) => execute<T>(query) as Promise<{ rows: T[] }>,
+    execute: <T extends Row>(query: SQLWrapper) =>
+      sqlSpan([query], () => execute<T>(query) as Promise<{ rows: T[] }>),
     transaction: (statements: SQL[]) =>
-      client.transaction(
-        statements.map((statement) => {
-          const query = dialect.sqlToQuery(statement);
-          return client.query(query.sql, query.params);
-        }),
-      ) as Promise<Row[][]>,
+      sqlSpan(
+        statements,
+        () =>
+          client.transaction(
+            statements.map((statement) => {
+              const query = dialect.sqlToQuery(statement);
+              return client.query(query.sql, query.params);
+            }),
+          ) as Promise<Row[][]>,
+      ),
   }) satisfies SqlStore;
 }

@@ -6,6 +6,7 @@ import * as schema from "../db/schema";
 import type { Row, SqlStore } from "../db/sql-store";
 import { StoreUnavailableError } from "../errors";
 import { retireIdleOnConnectionFailure } from "./idle-clients";
+import { sqlSpan } from "./sql-spans";
 
 /** A {@link SqlStore} that holds a pool of connections: close it when the process stops. */
 export type PostgresTcpStore = SqlStore & { close(): Promise<void> };
@@ -78,30 +79,34 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
   retireIdleOnConnectionFailure(pool);
   const db = drizzle({ client: pool, schema });
   return Object.assign(db, {
-    execute: async <T extends Row>(query: SQLWrapper) => {
-      const result = await pool.query(toQuery(query)).catch(classify);
-      return { rows: result.rows as T[] };
-    },
-    transaction: async (statements: SQL[]) => {
-      const client = await pool.connect().catch(classify);
-      let broken: Error | undefined;
-      try {
-        await client.query("begin");
-        const results: Row[][] = [];
-        for (const statement of statements) results.push((await client.query(toQuery(statement))).rows);
-        await client.query("commit");
-        return results;
-      } catch (error) {
-        if (!(error instanceof pg.DatabaseError)) broken = error as Error;
-        else
-          await client.query("rollback").catch((e: Error) => {
-            broken = e;
-          });
-        return classify(error);
-      } finally {
-        client.release(broken);
-      }
-    },
+    execute: <T extends Row>(query: SQLWrapper) =>
+      sqlSpan([query], async () => {
+        const result = await pool.query(toQuery(query)).catch(classify);
+        return { rows: result.rows as T[] };
+      }),
+    transaction: (statements: SQL[]) => sqlSpan(statements, () => runTransaction(pool, statements)),
     close: () => pool.end(),
   }) satisfies PostgresTcpStore;
+}
+
+/** The statements in one transaction on one client of the pool, each one's rows; none when one fails. */
+async function runTransaction(pool: pg.Pool, statements: SQL[]): Promise<Row[][]> {
+  const client = await pool.connect().catch(classify);
+  let broken: Error | undefined;
+  try {
+    await client.query("begin");
+    const results: Row[][] = [];
+    for (const statement of statements) results.push((await client.query(toQuery(statement))).rows);
+    await client.query("commit");
+    return results;
+  } catch (error) {
+    if (!(error instanceof pg.DatabaseError)) broken = error as Error;
+    else
+      await client.query("rollback").catch((e: Error) => {
+        broken = e;
+      });
+    return classify(error);
+  } finally {
+    client.release(broken);
+  }
 }

@@ -1,4 +1,5 @@
 import type { Client } from "@upstash/qstash";
+import { traced, traceHeaders, tracingOn } from "../tracing";
 
 /** What the engine asks of QStash: publishing jobs (src/orders/enqueue-order.ts). */
 export type QStashPublisher = Pick<Client, "publishJSON" | "batchJSON">;
@@ -35,8 +36,31 @@ export function withPublishTimeout(client: Client, timeoutMs = PUBLISH_TIMEOUT_M
     });
   return {
     publishJSON: ((request: Parameters<Client["publishJSON"]>[0]) =>
-      bounded(() => client.publishJSON(request))) as Client["publishJSON"],
+      traced("qstash publish", { "messaging.system": "qstash", "messaging.operation.name": "publish" }, () =>
+        bounded(() => client.publishJSON(withTraceContext(request))),
+      )) as Client["publishJSON"],
     batchJSON: ((request: Parameters<Client["batchJSON"]>[0]) =>
-      bounded(() => client.batchJSON(request))) as Client["batchJSON"],
+      traced(
+        "qstash batch",
+        {
+          "messaging.system": "qstash",
+          "messaging.operation.name": "publish",
+          "messaging.batch.message_count": request.length,
+        },
+        () => bounded(() => client.batchJSON(request.map(withTraceContext))),
+      )) as Client["batchJSON"],
   };
+}
+
+/**
+ * A job with the current trace context among the headers QStash forwards to the job route (`traceparent`,
+ * sent as `Upstash-Forward-traceparent`), so the job's spans join the trace that published it.
+ */
+function withTraceContext<R extends { headers?: unknown }>(request: R): R {
+  if (!tracingOn()) return request;
+  const context = traceHeaders();
+  if (!context.traceparent) return request;
+  const headers = new Headers(request.headers as HeadersInit | undefined);
+  for (const [name, value] of Object.entries(context)) headers.set(name, value);
+  return { ...request, headers };
 }

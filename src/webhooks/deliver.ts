@@ -1,4 +1,5 @@
 import type { WebhookDeliveryDeps } from "../services";
+import { fetchTraceHeaders, traced } from "../tracing";
 import { signingEndpoint } from "./endpoint-store";
 import { deliveryRefusal } from "./endpoint-target";
 import type { WebhookMessage } from "./event-types";
@@ -52,18 +53,24 @@ async function post(url: string, secrets: string[], message: WebhookMessage): Pr
   const body = JSON.stringify(message.payload);
   const at = new Date();
   try {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "webhook-id": message.msgId,
-        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-        "webhook-signature": signatures(secrets, message.msgId, at, body),
-      },
-      body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(POST_TIMEOUT_MS),
-    });
+    const res = await traced(
+      "webhook POST",
+      { "http.request.method": "POST", "webhook.id": message.msgId },
+      () =>
+        fetch(url, {
+          method: "POST",
+          headers: {
+            ...fetchTraceHeaders(),
+            "content-type": "application/json",
+            "webhook-id": message.msgId,
+            "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+            "webhook-signature": signatures(secrets, message.msgId, at, body),
+          },
+          body,
+          redirect: "manual",
+          signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+        }),
+    );
     await res.body?.cancel().catch(() => {});
     return res.status;
   } catch {

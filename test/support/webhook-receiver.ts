@@ -13,6 +13,8 @@ export type Delivery = {
   verifiedWith: string[];
   /** what the receiver answered */
   answered: number;
+  /** the W3C trace context the delivery carried (with tracing on), or "" */
+  traceparent: string;
 };
 
 /**
@@ -55,6 +57,7 @@ export async function startWebhookReceiver() {
         payload,
         verifiedWith,
         answered,
+        traceparent: String(req.headers.traceparent ?? ""),
       });
       res.writeHead(answered).end();
     });

@@ -32,7 +32,7 @@ const DOMAIN_FLOORS = [
   ["stores"],
   ["memory", "db"],
   ["env.ts", "crypto", "ids.ts", "job-paths.ts"],
-  ["errors.ts", "stream-defaults.ts", "ip-address.ts"],
+  ["errors.ts", "stream-defaults.ts", "ip-address.ts", "tracing.ts"],
 ];
 const FLOORS = [...HTTP_FLOORS, ...DOMAIN_FLOORS];
 
