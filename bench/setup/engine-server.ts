@@ -26,6 +26,8 @@ export async function startEngine(
   env: BenchEnvironment,
   runtime: ServerRuntimeName,
   onProblem: (line: string) => void,
+  /** settings on top of the bench's (a tracing variant, say) */
+  extra: Record<string, string> = {},
 ): Promise<ServerRuntime> {
   await buildServer(runtime, benchServersDir);
   return startServer({
@@ -37,6 +39,7 @@ export async function startEngine(
       REDIS_URL: env.redisUrl,
       DATABASE_DRIVER: "tcp",
       ...(process.env.PG_POOL_MAX ? { PG_POOL_MAX: process.env.PG_POOL_MAX } : {}),
+      ...extra,
     },
     onOutput: (text) => {
       if (/error|warn/i.test(text)) onProblem(text.trim().slice(0, 300));
