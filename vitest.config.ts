@@ -32,6 +32,8 @@ const SERVERS_ONLY = [
   "test/integration/runtimes/{behind-tls-proxy,half-open-stores,server-runtimes,shutdown-deadline}.test.ts",
   // Workers' traces are the platform's (wrangler.toml [observability.traces]): a local workerd exports none
   "test/integration/observability/traces.test.ts",
+  // the counts of /metrics after a chaos run (Workers serve no /metrics)
+  "test/integration/chaos/metrics-agree.test.ts",
 ];
 
 /**

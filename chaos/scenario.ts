@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { type AppUnderTest, startApp } from "../test/support/app";
 import { type CheckOptions, type CheckResult, checkSale, printCheck, type Violation } from "./checker";
 import { type RecordingClient, recordingClient } from "./client";
-import { History } from "./history";
+import { History, type Op } from "./history";
 import { settle } from "./settle";
 import { runWorkload, type WorkloadOptions } from "./workload";
 
@@ -85,7 +85,13 @@ export const CHAOS_VARS = {
   OUTBOX_GRACE_SECONDS: "2",
 };
 
-type RunOptions = { log?: (line: string) => void; seed?: number; out?: string };
+type RunOptions = {
+  log?: (line: string) => void;
+  seed?: number;
+  out?: string;
+  /** reads the engine once the check is done, before it stops (its metrics, say) */
+  inspect?: (app: AppUnderTest, ops: Op[], check: CheckResult) => Promise<void>;
+};
 
 /** What a run keeps beside the checker's verdict: the faults it injected and the violations it saw. */
 type RunRecord = { faults: string[]; own: Violation[] };
@@ -124,6 +130,7 @@ export async function runScenario(
     check.violations.push(...record.own);
     check.ok = check.violations.length === 0;
     printCheck(check, ctx.log);
+    await opts.inspect?.(app, ctx.history.toJSON(), check);
     if (opts.out) await writeHistory(opts.out, scenario.name, sale.saleId, ctx.history);
     return {
       ...base,

@@ -91,19 +91,26 @@ const exp = () => Math.floor(Date.now() / 1000) + 3600;
 describe("shopper tokens from the shop's key set (JWKS)", () => {
   it("answers 503 UNAVAILABLE with Retry-After, not 401, while the key set cannot be read and no key is in hand", async () => {
     jwks.state.down = true;
-    // both tokens made first: the second request must come within the engine's 2 s of the failed read
-    const [first, next] = [await idpToken(rsa, claims()), await idpToken(ec, claims())];
-    const res = await signIn(first);
-    expect(res.status).toBe(503);
-    expect(res.code).toBe("UNAVAILABLE");
-    expect(Number(res.retryAfter)).toBeGreaterThanOrEqual(1);
-    // the next requests within a moment do not read the key set again: 503 at once
-    const reads = jwks.state.reads;
-    expect((await signIn(next)).status).toBe(503);
-    expect(jwks.state.reads).toBe(reads);
-    // a token that no key set could ever accept is still 401 (it is not checked against the key set)
-    expect(await signIn(unsignedToken("mallory"))).toEqual(REFUSED);
-    jwks.state.down = false;
+    try {
+      // the tokens made first: the next requests must come within the engine's 2 s of the failed read
+      const first = await idpToken(rsa, claims());
+      const next = await Promise.all(Array.from({ length: 5 }, () => idpToken(ec, claims())));
+      const res = await signIn(first);
+      expect(res.status).toBe(503);
+      expect(res.code).toBe("UNAVAILABLE");
+      expect(Number(res.retryAfter)).toBeGreaterThanOrEqual(1);
+      // the next requests do not each read the key set again: 503 at once, at most one read per 2 s
+      // (a loaded machine may take longer than that between the two)
+      const reads = jwks.state.reads;
+      const from = Date.now();
+      for (const answer of await Promise.all(next.map(signIn))) expect(answer.status).toBe(503);
+      expect(jwks.state.reads - reads).toBeLessThanOrEqual(Math.floor((Date.now() - from) / 2_000) + 1);
+      expect(jwks.state.reads - reads).toBeLessThan(next.length);
+      // a token that no key set could ever accept is still 401 (it is not checked against the key set)
+      expect(await signIn(unsignedToken("mallory"))).toEqual(REFUSED);
+    } finally {
+      jwks.state.down = false;
+    }
   });
 
   it("accepts RS256, ES256 and EdDSA tokens, many at once while the keys are first read (slowly), and HS256 with the secret", async () => {
