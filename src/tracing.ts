@@ -7,6 +7,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
 } from "@opentelemetry/api";
 
@@ -53,7 +54,7 @@ export function traced<T>(
 ): Promise<T> {
   // a request whose trace is not sampled (or work outside any request) makes no span at all: its
   // children would not be recorded either, and a span and its context cost on every store call
-  if (!on || !trace.getActiveSpan()?.isRecording()) return work();
+  if (!inSampledTrace()) return work();
   return tracer().startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
     try {
       const result = await work();
@@ -69,9 +70,20 @@ export function traced<T>(
 }
 
 /**
+ * Whether the current context is a sampled trace's (its span may have ended: a buy's publish runs after
+ * the buy answered, and is still the buy's step). False with tracing off.
+ */
+export function inSampledTrace(): boolean {
+  if (!on) return false;
+  const span = trace.getActiveSpan();
+  return span !== undefined && (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+}
+
+/**
  * `work` as a step of an earlier trace (an order's, whose `traceparent` the order row keeps): a span
  * `name` whose parent is that context and which links the request that runs it (a provider's webhook
- * has a trace of its own). Without a stored context, a child of the current span.
+ * has a trace of its own). Without a stored context, as {@link traced}: a child of the current span when
+ * its trace is sampled.
  */
 export function continueTrace<T>(
   traceParent: string | null | undefined,
@@ -80,13 +92,14 @@ export function continueTrace<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   if (!on) return work();
+  if (!traceParent) return traced(name, attributes, work);
   const here = trace.getActiveSpan()?.spanContext();
   const parent = traceParent
     ? propagation.extract(ROOT_CONTEXT, { traceparent: traceParent })
     : context.active();
   return tracer().startActiveSpan(
     name,
-    { kind: SpanKind.INTERNAL, attributes, links: here && traceParent ? [{ context: here }] : [] },
+    { kind: SpanKind.INTERNAL, attributes, links: here ? [{ context: here }] : [] },
     parent,
     async (span) => {
       try {

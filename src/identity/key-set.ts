@@ -58,7 +58,7 @@ export function createKeySetEntry(settings: KeySetSettings): KeySetEntry {
     [jwksCache]: cache,
     // each read of the key set in a span (with tracing on)
     [customFetch]: (url, init) =>
-      traced("jwks fetch", { "http.request.method": "GET", "url.full": url }, () => fetch(url, init)),
+      traced("jwks fetch", { "http.request.method": "GET" }, () => fetch(url, init)),
   });
   return { settings, remote, cache, fallback: null, failedAt: Number.NEGATIVE_INFINITY, readingUntil: 0 };
 }

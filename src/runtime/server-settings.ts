@@ -35,7 +35,7 @@ const schema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).default("flash-sale-edge"),
   /** Deno: "true" turns its built-in OpenTelemetry on (the runtime reads it; the engine's spans follow). */
   OTEL_DENO: z.string().optional(),
-  /** Head sampling: the share of traces started here that are kept (a caller's sampled trace always is). */
+  /** Head sampling: the share of traces that are kept (a request's own trace; a caller's context is not followed). */
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
 });
 

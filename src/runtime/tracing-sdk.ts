@@ -19,6 +19,7 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { MiddlewareHandler } from "hono";
+import { JOBS_MOUNT } from "../job-paths";
 import { startTracing } from "../tracing";
 
 /**
@@ -43,8 +44,8 @@ export type TracingSettings = {
 
 /**
  * The OpenTelemetry SDK where the runtime has none of its own (Bun): W3C trace context, the request's
- * context carried through `await` by AsyncLocalStorage, head sampling by trace id (a ratio, applied to a caller's
- * `traceparent` too: its trace id decides, not its flag), spans exported in batches over OTLP/HTTP (JSON) to
+ * context carried through `await` by AsyncLocalStorage, head sampling by trace id (a ratio, applied to a
+ * job's `traceparent` too: its trace id decides, not its flag), spans exported in batches over OTLP/HTTP (JSON) to
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`. No endpoint: no
  * SDK, no spans (null). `exporter` replaces OTLP (the tests' in-memory exporter).
  *
@@ -61,9 +62,8 @@ export function startTracingSdk(settings: TracingSettings, exporter?: SpanExport
   const ratio = new TraceIdRatioBasedSampler(settings.OTEL_TRACES_SAMPLER_ARG);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": settings.OTEL_SERVICE_NAME }),
-    // the ratio decides by trace id, for a trace begun here and for one a caller or a job brings alike: a
-    // buy and its jobs (one trace id) decide the same, and a caller's "sampled" flag cannot make a crowd's
-    // every request traced
+    // the ratio decides by trace id, for a trace begun here and for one a job brings alike: a buy and its
+    // jobs (one trace id) decide the same; a job's "sampled" flag alone does not make it traced
     sampler: new ParentBasedSampler({
       root: ratio,
       remoteParentSampled: ratio,
@@ -97,6 +97,8 @@ export function useRuntimeTracing(settings: Pick<TracingSettings, "OTEL_DENO">):
   return { flush: async () => undefined, shutdown: async () => undefined };
 }
 
+const JOBS_PREFIX = `${JOBS_MOUNT}/`;
+
 const fromHeaders: TextMapGetter<Headers> = {
   get: (headers, key) => headers.get(key) ?? undefined,
   keys: (headers) => [...headers.keys()],
@@ -105,7 +107,8 @@ const fromHeaders: TextMapGetter<Headers> = {
 /**
  * Each request's HTTP server span (the HTTP semantic conventions: `http.request.method`, `url.scheme`,
  * `http.response.status_code`; the app names it `METHOD route` and adds `http.route`, `url.full` without
- * secrets and the request id), continuing the caller's `traceparent`. A request whose trace is not
+ * secrets and the request id): a job's continues the `traceparent` it carries, any other request's
+ * begins a trace, linked to the caller's. A request whose trace is not
  * sampled runs without a span in its context: nothing below it makes spans or sends a trace context, so
  * 99 requests in 100 at 1 % sampling cost one sampling decision. This is what `@hono/otel` does, less two
  * costs on every request, sampled or not: a copy of all its headers, and a context made active for it
@@ -114,7 +117,13 @@ const fromHeaders: TextMapGetter<Headers> = {
 function httpServerSpans(): MiddlewareHandler {
   const tracer = trace.getTracer("flash-sale-edge");
   return async function httpServerSpan(c, next) {
-    const parent = propagation.extract(ROOT_CONTEXT, c.req.raw.headers, fromHeaders);
+    const sent = propagation.extract(ROOT_CONTEXT, c.req.raw.headers, fromHeaders);
+    // a job QStash delivers continues the trace that published it; a shopper's request begins its own
+    // (the caller's context linked, never followed: a caller must not choose the trace id, which decides
+    // the sampling, nor what the shop's webhooks carry later)
+    const job = c.req.path.startsWith(JOBS_PREFIX);
+    const caller = trace.getSpanContext(sent);
+    const parent = job ? sent : ROOT_CONTEXT;
     const span = tracer.startSpan(
       c.req.method,
       {
@@ -123,6 +132,7 @@ function httpServerSpans(): MiddlewareHandler {
           "http.request.method": c.req.method,
           "url.scheme": new URL(c.req.url).protocol.slice(0, -1),
         },
+        links: !job && caller ? [{ context: caller }] : [],
       },
       parent,
     );

@@ -1,6 +1,6 @@
 import type { SQLWrapper } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import { traced, tracingOn } from "../tracing";
+import { inSampledTrace, traced } from "../tracing";
 
 const dialect = new PgDialect();
 
@@ -16,11 +16,11 @@ export function statementKind(text: string): string {
 }
 
 /**
- * `work` (one statement, or a transaction of several) in a span `postgres <kind>` when tracing is on;
+ * `work` (one statement, or a transaction of several) in a span `postgres <kind>` in a sampled trace;
  * the statement is read for its kind only then.
  */
 export function sqlSpan<T>(statements: SQLWrapper[], work: () => Promise<T>): Promise<T> {
-  if (!tracingOn()) return work();
+  if (!inSampledTrace()) return work();
   const kinds = statements.map((s) => statementKind(dialect.sqlToQuery(s.getSQL()).sql));
   const name = kinds.length === 1 ? `postgres ${kinds[0]}` : `postgres TRANSACTION (${kinds.length})`;
   return traced(
