@@ -97,6 +97,8 @@ export async function startWorker(
   options: RuntimeOptions & {
     /** Serve `public/` in front of the worker, routed as wrangler.toml says (`run_worker_first`). */
     assets?: boolean;
+    /** how many times a port taken under it was tried again (internal) */
+    retries?: number;
   },
 ): Promise<WorkerRuntime> {
   const port = await portOrFree(options.port);
@@ -123,7 +125,19 @@ export async function startWorker(
       : {}),
   });
   const mf = new Miniflare(config(options.vars));
-  await mf.ready;
+  try {
+    await mf.ready;
+  } catch (error) {
+    // the free port found was taken by another process before workerd bound it: another free port
+    if (
+      options.port ||
+      (error as { code?: string }).code !== "ERR_ADDRESS_IN_USE" ||
+      (options.retries ?? 0) >= 3
+    )
+      throw error;
+    await mf.dispose().catch(() => undefined);
+    return startWorker({ ...options, retries: (options.retries ?? 0) + 1 });
+  }
   return {
     url,
     port,
