@@ -55,18 +55,9 @@ export function traced<T>(
   // a request whose trace is not sampled (or work outside any request) makes no span at all: its
   // children would not be recorded either, and a span and its context cost on every store call
   if (!inSampledTrace()) return work();
-  return tracer().startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    try {
-      const result = await work();
-      if (outcome) span.setAttributes(outcome(result));
-      return result;
-    } catch (error) {
-      failed(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer().startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, (span) =>
+    ended(span, work, outcome),
+  );
 }
 
 /**
@@ -101,16 +92,7 @@ export function continueTrace<T>(
     name,
     { kind: SpanKind.INTERNAL, attributes, links: here ? [{ context: here }] : [] },
     parent,
-    async (span) => {
-      try {
-        return await work();
-      } catch (error) {
-        failed(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
-    },
+    (span) => ended(span, work),
   );
 }
 
@@ -149,7 +131,17 @@ export function annotate(attributes: Attributes, name?: string): void {
   if (name) span?.updateName(name);
 }
 
-function failed(span: Span, error: unknown): void {
-  span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : undefined });
+/** `work` in `span`: its outcome's attributes added, an error recorded, the span ended when it settles. */
+async function ended<T>(span: Span, work: () => Promise<T>, outcome?: (result: T) => Attributes): Promise<T> {
+  try {
+    const result = await work();
+    if (outcome) span.setAttributes(outcome(result));
+    return result;
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : undefined });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
