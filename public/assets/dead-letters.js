@@ -1,4 +1,5 @@
 import { adminApi } from "./admin-session.js";
+import { showTable } from "./admin-table.js";
 import { byId, h } from "./dom.js";
 import { formatWhen } from "./format.js";
 
@@ -19,57 +20,23 @@ export function mountDeadLetters() {
   }
 
   async function refresh() {
-    const r = await adminApi("/dead-letters");
-    if (!r.ok) {
-      body.replaceChildren(h("p", { class: "notice notice-error" }, r.error.message));
-      return;
-    }
-    const rows = r.data.deadLetters;
-    if (!rows.length) {
-      body.replaceChildren(h("p", { class: "muted" }, "No dead letters. Every job was delivered."));
-      return;
-    }
-    body.replaceChildren(
-      h(
-        "div",
-        { class: "table-scroll" },
+    showTable(body, await adminApi("/dead-letters"), {
+      rows: (data) => data.deadLetters,
+      empty: "No dead letters. Every job was delivered.",
+      headings: ["When", "Job", "Status", "Body", "Last response", ""],
+      row: (d) => [
+        h("td", { class: "num" }, formatWhen(d.at)),
+        h("td", {}, h("code", {}, new URL(d.url, location.origin).pathname)),
+        h("td", { class: "num" }, d.status ?? "–"),
+        h("td", {}, h("code", {}, preview(d.body))),
+        h("td", {}, h("code", {}, preview(d.responseBody))),
         h(
-          "table",
+          "td",
           {},
-          h(
-            "thead",
-            {},
-            h(
-              "tr",
-              {},
-              ...["When", "Job", "Status", "Body", "Last response", ""].map((t) =>
-                h("th", { scope: "col" }, t),
-              ),
-            ),
-          ),
-          h(
-            "tbody",
-            {},
-            ...rows.map((d) =>
-              h(
-                "tr",
-                {},
-                h("td", { class: "num" }, formatWhen(d.at)),
-                h("td", {}, h("code", {}, new URL(d.url, location.origin).pathname)),
-                h("td", { class: "num" }, d.status ?? "–"),
-                h("td", {}, h("code", {}, preview(d.body))),
-                h("td", {}, h("code", {}, preview(d.responseBody))),
-                h(
-                  "td",
-                  {},
-                  h("button", { class: "link-btn", type: "button", onclick: () => replay(d.id) }, "Replay"),
-                ),
-              ),
-            ),
-          ),
+          h("button", { class: "link-btn", type: "button", onclick: () => replay(d.id) }, "Replay"),
         ),
-      ),
-    );
+      ],
+    });
   }
 
   byId("dead-refresh").addEventListener("click", refresh);
