@@ -330,29 +330,42 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     expect(new URL(page.url()).hash).toBe("");
   });
 
-  // The sale opens 10 s out: the page must see it `upcoming` first, and on a loaded machine a fresh
-  // browser profile plus the page's first reads have taken over 6 s (the earlier margin), which showed
-  // as "the timer never shows upcoming" after the file's other tests.
+  // The page must see the sale `upcoming` before it opens. How long a fresh profile takes to show a sale
+  // depends on the machine's load (over 10 s has been seen in CI after the file's other tests), so the
+  // test first times the same profile on another upcoming sale and opens this one well after that.
   it("opens the buy button at the start time although the visitor's clock is 47 minutes slow", async () => {
-    const startsAt = Date.now() + 10_000;
+    const page = await shopperPage(DESKTOP, "dave");
+    await page.clock.setSystemTime(new Date(Date.now() - 47 * 60_000));
+    const warmUp = await client.createSale({
+      name: "Midnight Chronograph",
+      startsAt: new Date(Date.now() + 3_600_000).toISOString(),
+      endsAt: new Date(Date.now() + 7_200_000).toISOString(),
+    });
+    const warmUpFrom = Date.now();
+    await page.goto(`/?sale=${warmUp.saleId}`);
+    await page.waitForSelector("#timer[data-status='upcoming']");
+    const marginMs = Math.max(10_000, 3 * (Date.now() - warmUpFrom) + 2_000);
+
+    const startsAt = Date.now() + marginMs;
     const sale = await client.createSale({
       name: "Midnight Chronograph",
       priceCents: 34900,
       perUserLimit: 1,
       startsAt: new Date(startsAt).toISOString(),
     });
-    const page = await shopperPage(DESKTOP, "dave");
-    await page.clock.setSystemTime(new Date(Date.now() - 47 * 60_000));
     await page.goto(`/?sale=${sale.saleId}`);
     expect(await page.evaluate(() => Date.now())).toBeLessThan(Date.now() - 46 * 60_000);
     await page.waitForSelector("#timer[data-status='upcoming']");
     expect(await text(page, "#timer-label")).toBe("Opens in");
-    expect(await text(page, "#timer-value")).toMatch(/^0:(0[1-9]|10)$/);
+    const [minutes, seconds] = (await text(page, "#timer-value")).split(":").map(Number);
+    const shownSeconds = (minutes ?? Number.NaN) * 60 + (seconds ?? Number.NaN);
+    expect(shownSeconds).toBeGreaterThan(0);
+    expect(shownSeconds).toBeLessThanOrEqual(Math.ceil(marginMs / 1000));
     expect(await page.isDisabled("#buy-button")).toBe(true);
     expect(await text(page, "#buy-label")).toMatch(/^Opens /);
     await screenshot(page, "shop-countdown-desktop");
 
-    await page.waitForSelector("#buy-button:not([disabled])", { timeout: 15_000 });
+    await page.waitForSelector("#buy-button:not([disabled])", { timeout: marginMs + 5_000 });
     const openedAt = Date.now();
     expect(openedAt).toBeGreaterThanOrEqual(startsAt - 250);
     expect(openedAt).toBeLessThan(startsAt + 2500);
@@ -360,5 +373,5 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     await page.click("#buy-button");
     await page.waitForSelector("#order-panel[data-status]");
     expect(pageErrors.flat()).toEqual([]);
-  });
+  }, 180_000);
 });
