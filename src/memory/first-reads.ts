@@ -6,6 +6,9 @@
  * end): no request awaits another request's I/O (workerd forbids it, see STYLE.md). A recent snapshot
  * (within {@link RECENT_MS}) is never given up for a slow or failed read: after {@link STALE_WAIT_MS}
  * of waiting, or when the read fails, the stream starts from it and its feed brings the fresh value.
+ * Without one, a failed read is read again, one reader at a time, until each opening's own wait
+ * (`takeOverMs`) runs out: one slow reply in a burst does not refuse the crowd, a store that stays down
+ * is answered unavailable after that wait.
  *
  * @example
  * const first = await feed.first(saleId, () => readOneSale(saleId));
@@ -31,6 +34,8 @@ export const RECENT_MS = 30_000;
 /** With a recent snapshot in hand, how long an opening waits for a fresh value before starting from it. */
 export const STALE_WAIT_MS = 1_000;
 const WAIT_STEP_MS = 20;
+/** After its own read failed, how long an opening waits before it may read again (a store that is down). */
+const RETRY_PAUSE_MS = 100;
 
 export function createFirstReads(): FirstReads {
   return { reading: new Map(), ended: new Map() };
@@ -92,11 +97,19 @@ export async function firstValue<V>(
     const end = reads.ended.get(key);
     if (end && end.at >= since) {
       if (end.outcome === "absent") return { kind: "absent" };
-      if (end.outcome === "failed") return fallback(end.error);
-      if (entry) return { kind: "value", value: entry.value };
+      // a failed read with no recent snapshot is read again (below, one reader at a time) while this
+      // opening's own wait lasts
+      if (end.outcome === "failed" && (recent(now) || now - since >= t.takeOverMs))
+        return fallback(end.error);
+      if (end.outcome === "value" && entry) return { kind: "value", value: entry.value };
     }
     const claimed = (reads.reading.get(key) ?? 0) > now;
-    if (!claimed && inHand(reads, now) < FIRST_READS_AT_ONCE) return readFirst(held, reads, key, read, t);
+    if (!claimed && inHand(reads, now) < FIRST_READS_AT_ONCE) {
+      const first = await readFirst(held, reads, key, read, t);
+      if (first.kind !== "unavailable" || t.now() - since >= t.takeOverMs) return first;
+      await t.sleep(RETRY_PAUSE_MS);
+      continue;
+    }
     if (now - since >= (recent(now) ? STALE_WAIT_MS : t.takeOverMs)) return fallback(null);
     await t.sleep(WAIT_STEP_MS);
   }

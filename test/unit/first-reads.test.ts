@@ -75,14 +75,47 @@ describe("a stream's first value", () => {
     expect(feed.get("sale-1")).toBe("newer");
   });
 
-  it("is unavailable when the read fails with no recent snapshot", async () => {
-    const feed = createSharedSnapshot<string>({ maxAgeMs: 250 });
+  it("is unavailable when the read keeps failing with no recent snapshot", async () => {
+    const feed = createSharedSnapshot<string>({ maxAgeMs: 250, takeOverMs: 300 });
     feed.put("sale-1", "ancient", Date.now() - RECENT_MS - 1_000);
     const error = new Error("redis down");
     const first = await feed.first("sale-1", async () => {
       throw error;
     });
     expect(first).toEqual({ kind: "unavailable", error });
+  });
+
+  it("reads again, one read at a time, when the read fails with no recent snapshot: nobody is refused", async () => {
+    const feed = createSharedSnapshot<string>({ maxAgeMs: 250 });
+    const gate = gatedRead<string>();
+    const openings = Array.from({ length: 200 }, () => feed.first("sale-1", gate.read));
+    await sleep(30);
+    expect(gate.started.length).toBe(1);
+    gate.started[0]?.(new Error("redis timed out"));
+    await sleep(200);
+    expect(gate.started.length).toBe(2); // one opening reads again; the rest wait for it
+    gate.started[1]?.("frame");
+    const firsts = await Promise.all(openings);
+    expect(firsts.every((f) => f.kind === "value" && f.value === "frame")).toBe(true);
+    expect(gate.started.length).toBe(2);
+  });
+
+  it("gives up on a store that keeps failing once an opening's own wait has run out", async () => {
+    const feed = createSharedSnapshot<string>({ maxAgeMs: 250, takeOverMs: 300 });
+    let reads = 0;
+    const startedAt = Date.now();
+    const firsts = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        feed.first("sale-1", async () => {
+          reads++;
+          await sleep(40);
+          throw new Error("redis down");
+        }),
+      ),
+    );
+    expect(firsts.every((f) => f.kind === "unavailable")).toBe(true);
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
+    expect(reads).toBeLessThanOrEqual(20);
   });
 
   it("remembers a bounded number of ends, however many unknown keys are opened", async () => {
