@@ -27,6 +27,8 @@ export type RedisProcessOptions = {
   dir?: string;
   /** Path of the binary; default `$REDIS_SERVER_BIN` or /usr/bin/redis-server. */
   binary?: string;
+  /** More settings for the server, e.g. `["--cluster-enabled", "yes"]`. */
+  args?: string[];
 };
 
 export type RedisProcess = {
@@ -72,6 +74,7 @@ export async function startRedis(options: RedisProcessOptions = {}): Promise<Red
       "",
       "--appendonly",
       "no",
+      ...(options.args ?? []),
     ];
     const proc = spawn(binary, [...args, "--daemonize", "no", "--logfile", ""], {
       stdio: ["ignore", "pipe", "pipe"],

@@ -23,6 +23,7 @@ export type Env = {
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
   REDIS_URL?: string;
+  REDIS_CLUSTER_NODES?: string;
   QSTASH_URL?: string;
   QSTASH_TOKEN: string;
   QSTASH_CURRENT_SIGNING_KEY: string;
@@ -149,6 +150,11 @@ const configSchema = z
       .string()
       .regex(/^rediss?:\/\//)
       .optional(),
+    /** … or a Redis Cluster: its seed nodes, comma-separated `redis://` / `rediss://` URLs (server runtimes only). */
+    REDIS_CLUSTER_NODES: z
+      .string()
+      .regex(/^rediss?:\/\/[^,\s]+(,\s*rediss?:\/\/[^,\s]+)*$/, "comma-separated redis:// or rediss:// URLs")
+      .optional(),
     QSTASH_URL: z.url().optional(),
     QSTASH_TOKEN: z.string().min(1),
     QSTASH_CURRENT_SIGNING_KEY: z.string().min(1),
@@ -243,9 +249,16 @@ const configSchema = z
     /** the challenge's difficulty with an empty room; it doubles with every 1,000 tickets, up to 64 times */
     ALTCHA_MAX_NUMBER: positiveInt(20_000),
   })
-  .refine((c) => c.REDIS_URL || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN), {
-    message: "REDIS_URL or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
-    path: ["REDIS_URL"],
+  .refine(
+    (c) => c.REDIS_URL || c.REDIS_CLUSTER_NODES || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN),
+    {
+      message: "REDIS_URL, REDIS_CLUSTER_NODES, or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
+      path: ["REDIS_URL"],
+    },
+  )
+  .refine((c) => !(c.REDIS_URL && c.REDIS_CLUSTER_NODES), {
+    message: "REDIS_URL (one server) or REDIS_CLUSTER_NODES (a Cluster), not both",
+    path: ["REDIS_CLUSTER_NODES"],
   })
   .refine((c) => c.PAYMENT_PROVIDER !== "stripe" || (c.STRIPE_SECRET_KEY && c.STRIPE_WEBHOOK_SECRET), {
     message: "PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET",

@@ -33,7 +33,7 @@ export type Services = {
    */
   resolveHost: ResolveHost | null;
   /** Which drivers were chosen (logged at start by server runtimes). */
-  drivers: { redis: "upstash-rest" | "tcp"; db: "neon-http" | "tcp" };
+  drivers: { redis: "upstash-rest" | "tcp" | "tcp-cluster"; db: "neon-http" | "tcp" };
   /** What the process counts for its `/metrics` (server runtimes); absent on Workers, where nothing is counted. */
   metrics?: Metrics;
   /** Closes what holds connections (server runtimes, on shutdown). */

@@ -15,6 +15,8 @@ const REDIS_TIMEOUT_MS = 2_000;
 /** TCP drivers, which only server runtimes can use; a Workers build does not bundle them. */
 export type TcpConnectors = {
   redis(url: string): RedisStore & { close(): Promise<void> };
+  /** a Redis Cluster from its seed nodes */
+  redisCluster(seeds: string[]): RedisStore & { close(): Promise<void> };
   postgres(url: string): SqlStore & { close(): Promise<void> };
 };
 
@@ -34,7 +36,8 @@ export function databaseDriver(config: Config, tcpAvailable: boolean): "http" | 
  * Builds the services from parsed settings. The stores are chosen explicitly:
  *
  * - Redis: REDIS_URL set → one TCP connection (src/stores/redis-tcp.ts, server runtimes only: EVALSHA
- *   with the NOSCRIPT fallback, pipelined); else the Upstash REST client (every runtime; retries only
+ *   with the NOSCRIPT fallback, pipelined); REDIS_CLUSTER_NODES set → a Redis Cluster from those seeds
+ *   (the same file; each sale's keys in one slot); else the Upstash REST client (every runtime; retries only
  *   network errors, briefly: callers that change state pass ids that make a repeated script a replay).
  * - Postgres: {@link databaseDriver}: Neon HTTP (src/stores/postgres-http.ts) or a TCP pool
  *   (src/stores/postgres-tcp.ts, server runtimes only).
@@ -57,10 +60,13 @@ export function createServices(
 ): Services {
   const closers: Array<() => Promise<void>> = [];
   let redis: RedisStore;
-  if (config.REDIS_URL) {
+  const seeds = config.REDIS_CLUSTER_NODES?.split(",").map((seed) => seed.trim());
+  if (config.REDIS_URL || seeds) {
     if (!options.tcp)
-      throw new ConfigError("REDIS_URL needs a server runtime (Deno, Bun); set UPSTASH_REDIS_REST_*");
-    const tcp = options.tcp.redis(config.REDIS_URL);
+      throw new ConfigError(
+        `${seeds ? "REDIS_CLUSTER_NODES" : "REDIS_URL"} needs a server runtime (Deno, Bun); set UPSTASH_REDIS_REST_*`,
+      );
+    const tcp = seeds ? options.tcp.redisCluster(seeds) : options.tcp.redis(config.REDIS_URL as string);
     closers.push(() => tcp.close());
     redis = tcp;
   } else {
@@ -113,7 +119,7 @@ export function createServices(
     resolveHost: options.resolveHost ?? null,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     drivers: {
-      redis: config.REDIS_URL ? "tcp" : "upstash-rest",
+      redis: seeds ? "tcp-cluster" : config.REDIS_URL ? "tcp" : "upstash-rest",
       db: dbDriver === "tcp" ? "tcp" : "neon-http",
     },
     close: async () => {

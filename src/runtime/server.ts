@@ -6,7 +6,7 @@ import type { MetricsExposition } from "../routes/metrics";
 import { depsAt, type Services } from "../services";
 import { lookupHost } from "../stores/host-lookup";
 import { connectPostgresTcp } from "../stores/postgres-tcp";
-import { connectRedisTcp } from "../stores/redis-tcp";
+import { connectRedisCluster, connectRedisTcp } from "../stores/redis-tcp";
 import { buyFrontDoor } from "./buy-front-door";
 import { createServices } from "./create-services";
 import { type CronTrigger, startCron } from "./cron-schedule";
@@ -48,6 +48,7 @@ export function createServerEngine(
   const services = createServices(readConfig({ ...options.defaults, ...env } as unknown as Env), {
     tcp: {
       redis: (url) => connectRedisTcp(url),
+      redisCluster: (seeds) => connectRedisCluster(seeds),
       postgres: (url) => connectPostgresTcp(url, { max: settings.PG_POOL_MAX }),
     },
     resolveHost: lookupHost,

@@ -1,4 +1,5 @@
-import Redis from "ioredis";
+import calculateSlot from "cluster-key-slot";
+import Redis, { Cluster } from "ioredis";
 import type { RedisPipeline, RedisStore, SetOptions, ZRangeOptions } from "./redis-store";
 
 /** A {@link RedisStore} that holds a TCP connection: close it when the process stops. */
@@ -71,11 +72,26 @@ const commands = {
  * Command names go to ioredis upper-case, through `call`: ioredis reshapes some replies by lower-case
  * name (HGETALL into an object), and the engine relies on the raw replies Upstash gives.
  */
-function send(client: Redis, [name, args]: Command): Promise<unknown> {
+function send(client: Redis | Cluster, [name, args]: Command): Promise<unknown> {
   return client.call(name, ...args);
 }
 
-function pipeline(client: Redis, atomic: boolean): RedisPipeline {
+/** One batch of commands as ioredis answers it: `[error, reply]` per command, null when a MULTI aborted. */
+type Replies = Array<[Error | null, unknown]>;
+
+/** Sends `queued` in one ioredis pipeline or MULTI and answers its replies. */
+async function sendBatch(client: Redis | Cluster, queued: Command[], atomic: boolean): Promise<Replies> {
+  const batch = atomic ? client.multi() : client.pipeline();
+  for (const [name, args] of queued) batch.call(name, ...args);
+  const replies = await batch.exec();
+  if (!replies) throw new Error("Transaction aborted");
+  return replies;
+}
+
+/** How queued commands are sent: one batch to one server, or one per slot to a Cluster. */
+type SendQueued = (queued: Command[], atomic: boolean) => Promise<Replies>;
+
+function pipeline(send: SendQueued, atomic: boolean): RedisPipeline {
   const queued: Command[] = [];
   const builder = {} as RedisPipeline;
   for (const [method, build] of Object.entries(commands)) {
@@ -86,10 +102,7 @@ function pipeline(client: Redis, atomic: boolean): RedisPipeline {
   }
   builder.exec = async <T extends unknown[]>() => {
     if (queued.length === 0) throw new Error("Pipeline is empty");
-    const batch = atomic ? client.multi() : client.pipeline();
-    for (const [name, args] of queued) batch.call(name, ...args);
-    const replies = await batch.exec();
-    if (!replies) throw new Error("Transaction aborted");
+    const replies = await send(queued, atomic);
     return replies.map(([error, reply]) => {
       if (error) throw error;
       return reply;
@@ -100,7 +113,7 @@ function pipeline(client: Redis, atomic: boolean): RedisPipeline {
 
 /** EVALSHA or EVAL: the script's sha or source, the key count, the keys, the arguments. */
 function evalCommand(
-  client: Redis,
+  client: Redis | Cluster,
   name: "EVALSHA" | "EVAL",
   script: string,
   keys: string[],
@@ -138,6 +151,14 @@ export function connectRedisTcp(url: string, options: RedisTcpOptions = {}): Red
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
     lazyConnect: options.lazy ?? false,
   });
+  return storeOver(client, (queued, atomic) => sendBatch(client, queued, atomic));
+}
+
+/**
+ * The {@link RedisStore} over an ioredis client (one server or a Cluster), its batches sent by `sendQueued`.
+ * A failing store is reported once per outage, not per command.
+ */
+export function storeOver(client: Redis | Cluster, sendQueued: SendQueued): RedisTcpStore {
   let reported = false;
   client.on("ready", () => {
     reported = false;
@@ -151,8 +172,8 @@ export function connectRedisTcp(url: string, options: RedisTcpOptions = {}): Red
     store[method] = (...args: never[]) => send(client, (build as (...a: never[]) => Command)(...args));
   }
   return Object.assign(store as Omit<RedisStore, "pipeline" | "multi" | "evalsha" | "eval">, {
-    pipeline: () => pipeline(client, false),
-    multi: () => pipeline(client, true),
+    pipeline: () => pipeline(sendQueued, false),
+    multi: () => pipeline(sendQueued, true),
     evalsha: ((sha1: string, keys: string[], args: unknown[]) =>
       evalCommand(client, "EVALSHA", sha1, keys, args)) as RedisStore["evalsha"],
     eval: ((lua: string, keys: string[], args: unknown[]) =>
@@ -161,4 +182,81 @@ export function connectRedisTcp(url: string, options: RedisTcpOptions = {}): Red
       await client.quit().catch(() => client.disconnect());
     },
   });
+}
+
+/**
+ * Sends a Cluster's batch: a MULTI as it is (a transaction's keys are one sale's, one slot: see
+ * src/stock/keys.ts), a pipeline as one pipeline per slot, in parallel, its replies put back in order
+ * (ioredis refuses a pipeline whose keys span slots). `TIME`, which has no key, joins the first slot's.
+ */
+async function sendBySlot(cluster: Cluster, queued: Command[], atomic: boolean): Promise<Replies> {
+  if (atomic) return sendBatch(cluster, queued, true);
+  const bySlot = new Map<number, number[]>();
+  const keyless: number[] = [];
+  for (const [at, [name, args]] of queued.entries()) {
+    if (name === "TIME") {
+      keyless.push(at);
+      continue;
+    }
+    const slot = calculateSlot(String(args[0]));
+    bySlot.set(slot, [...(bySlot.get(slot) ?? []), at]);
+  }
+  const groups = [...bySlot.values()];
+  if (groups[0]) groups[0].push(...keyless);
+  else groups.push(keyless);
+  const replies: Replies = new Array(queued.length);
+  await Promise.all(
+    groups.map(async (indexes) => {
+      const answered = await sendBatch(
+        cluster,
+        indexes.map((at) => queued[at] as Command),
+        false,
+      );
+      indexes.forEach((at, i) => {
+        replies[at] = answered[i] as [Error | null, unknown];
+      });
+    }),
+  );
+  return replies;
+}
+
+/**
+ * A {@link RedisStore} over a Redis Cluster (or Valkey in cluster mode), from its seed nodes (`redis://`
+ * or `rediss://`, credentials from the first): ioredis's `Cluster` (v6, RESP2) follows MOVED and ASK,
+ * learns the new masters after a failover, and sends each command to the master of its key's slot. Every
+ * key of a sale shares one hash tag (src/stock/keys.ts), so each script and transaction runs on one node;
+ * pipelines spanning sales are split by slot ({@link sendBySlot}). Unlike {@link connectRedisTcp}, a command
+ * whose node went away is sent again once the cluster has moved on (a failover): the scripts that change
+ * state carry their attempt's ids, so a repeat is a replay, as with the Upstash client's retries.
+ *
+ * @example
+ * const redis = connectRedisCluster(["redis://10.0.0.1:6379", "redis://10.0.0.2:6379"]);
+ */
+export function connectRedisCluster(seeds: string[], options: RedisTcpOptions = {}): RedisTcpStore {
+  const urls = seeds.map((seed) => new URL(seed));
+  const first = urls[0];
+  if (!first) throw new Error("a Redis Cluster needs at least one seed node");
+  const timeoutMs = options.commandTimeoutMs ?? 2_000;
+  const cluster = new Cluster(
+    urls.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) })),
+    {
+      enableAutoPipelining: true,
+      enableOfflineQueue: true,
+      clusterRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
+      slotsRefreshTimeout: options.connectTimeoutMs ?? 1_000,
+      lazyConnect: options.lazy ?? false,
+      redisOptions: {
+        ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+        ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+        ...(first.protocol === "rediss:" ? { tls: {} } : {}),
+        maxRetriesPerRequest: 0,
+        autoResendUnfulfilledCommands: false,
+        commandTimeout: timeoutMs,
+        socketTimeout: timeoutMs,
+        keepAlive: 10_000,
+        connectTimeout: options.connectTimeoutMs ?? 1_000,
+      },
+    },
+  );
+  return storeOver(cluster, (queued, atomic) => sendBySlot(cluster, queued, atomic));
 }

@@ -94,8 +94,10 @@ export async function startApp(
     await migrate(stack.vars.DATABASE_URL);
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
     const late = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
-    const engineVars =
-      runtime === "workers" ? { ...vars, ...late } : { ...vars, ...serverTestVars(stack), ...late };
+    const serverVars = serverTestVars(stack);
+    // an engine given a Redis Cluster (REDIS_CLUSTER_NODES) must not also get the stack's one server
+    if (late.REDIS_CLUSTER_NODES) delete serverVars.REDIS_URL;
+    const engineVars = runtime === "workers" ? { ...vars, ...late } : { ...vars, ...serverVars, ...late };
     const launch = (more: Record<string, string>, publicUrl: string | undefined) =>
       runtime === "workers"
         ? startWorker({ vars: { ...engineVars, ...more }, ...(publicUrl ? { publicUrl } : {}) })
