@@ -34,7 +34,7 @@ export const RECENT_MS = 30_000;
 /** With a recent snapshot in hand, how long an opening waits for a fresh value before starting from it. */
 export const STALE_WAIT_MS = 1_000;
 const WAIT_STEP_MS = 20;
-/** After its own read failed, how long an opening waits before it may read again (a store that is down). */
+/** After a failed read, how long its key stays claimed: at most one read of it per pause while it fails. */
 const RETRY_PAUSE_MS = 100;
 
 export function createFirstReads(): FirstReads {
@@ -143,6 +143,9 @@ async function readFirst<V>(
       },
       (error: unknown): FirstRead<V> => {
         ended(reads, key, { at: t.now(), outcome: "failed", error });
+        // the key stays claimed for a pause: a store that fails at once is read once per pause, not by
+        // every waiting opening in turn
+        if (reads.reading.get(key) === until) reads.reading.set(key, t.now() + RETRY_PAUSE_MS);
         const entry = held.entry(key);
         return entry && t.now() - entry.at <= RECENT_MS
           ? { kind: "value", value: entry.value }

@@ -118,6 +118,23 @@ describe("a stream's first value", () => {
     expect(reads).toBeLessThanOrEqual(20);
   });
 
+  it("reads a key that fails at once about once per pause, not once per waiting opening", async () => {
+    const feed = createSharedSnapshot<string>({ maxAgeMs: 250, takeOverMs: 600 });
+    let reads = 0;
+    const firsts = await Promise.all(
+      Array.from({ length: 300 }, () =>
+        feed.first("sale-1", async () => {
+          reads++;
+          throw new Error("redis refused");
+        }),
+      ),
+    );
+    expect(firsts.every((f) => f.kind === "unavailable")).toBe(true);
+    // 600 ms of waiting, one read per 100 ms pause (and the first): never one per opening
+    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(reads).toBeLessThanOrEqual(10);
+  });
+
   it("remembers a bounded number of ends, however many unknown keys are opened", async () => {
     const reads = createFirstReads();
     const held = { entry: () => undefined, put: () => {} };
