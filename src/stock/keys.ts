@@ -38,12 +38,16 @@ export function saleKeys(saleId: string) {
 
 export type SaleKeys = ReturnType<typeof saleKeys>;
 
-/** Catalog keys, shared by all sales: the set of sale ids, token -> sale id, and the Bloom filter. */
+/**
+ * Catalog keys, shared by all sales: the set of sale ids, token -> sale id, the Bloom filter, its version.
+ * They share the hash tag `{catalog}`: on a Redis Cluster they live on one master, so they are lost
+ * together (a loss is seen by the missing version) and a filter and its version are written in one place.
+ */
 export const catalogKeys = {
-  sales: "catalog:sales",
-  tokens: "catalog:tokens",
-  bloom: "catalog:bloom",
-  version: "catalog:version",
+  sales: "catalog:{catalog}:sales",
+  tokens: "catalog:{catalog}:tokens",
+  bloom: "catalog:{catalog}:bloom",
+  version: "catalog:{catalog}:version",
   /** held while lost sales are rebuilt from Postgres (src/recovery/recover-sales.ts) */
-  restoring: "recovery:lock",
+  restoring: "catalog:{catalog}:recovery-lock",
 } as const;

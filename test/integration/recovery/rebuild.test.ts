@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { newOrderId } from "../../../src/ids";
 import { ScriptCode } from "../../../src/stock/codes";
-import { saleKeys } from "../../../src/stock/keys";
+import { catalogKeys, saleKeys } from "../../../src/stock/keys";
 import { encodeLedgerEntry, ledgerField } from "../../../src/stock/ledger-entry";
 import { appForFile } from "../../support/app-per-file";
 import { lua, rebuild, reserve, restore } from "../../support/lua";
@@ -166,7 +166,7 @@ describe("Redis lost (restarted empty): what recovery rebuilds, and how often it
     await app.drain();
     await app.redis.flushall();
     // another isolate holds the recovery lock: every recovery attempt reads Postgres and tries the lock
-    await app.redis.set("recovery:lock", "elsewhere", "PX", 60_000);
+    await app.redis.set(catalogKeys.restoring, "elsewhere", "PX", 60_000);
     const before = await commandCalls("set");
     const replies = await Promise.all(
       Array.from({ length: 40 }, (_, i) => app.api.buy(sale.productToken, `outage-${i}`, 1)),
@@ -180,7 +180,7 @@ describe("Redis lost (restarted empty): what recovery rebuilds, and how often it
       now = await commandCalls("set");
     }
     expect(now - before).toBeLessThanOrEqual(3);
-    await app.redis.del("recovery:lock");
+    await app.redis.del(catalogKeys.restoring);
     await app.worker.scheduled();
   });
 
