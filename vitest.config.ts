@@ -4,33 +4,31 @@ import { configDefaults, defineConfig } from "vitest/config";
 import { slowestFirst } from "./test/support/slowest-first-sequencer.js";
 
 /**
- * The contract suite that also runs with the engine on Deno and on Bun (FLASH_RUNTIME): every route and
- * its error codes, the security suites, fuzz, realtime streams, a Redis loss, the OpenAPI document as
- * served, metrics. Everything else (Lua scripts, stand-ins, the checker, browser tests) does not depend on
- * the runtime and runs once, with the engine in workerd.
+ * The contract suite's files that run with the engine on Deno and on Bun (FLASH_RUNTIME) alike: what
+ * differs between their servers: the HTTP layer (every route's error codes, security headers, malformed
+ * requests, header limits, request ids, the OpenAPI document as served), the streams, and the TCP stores
+ * under faults (a Redis loss, a silent Redis). Everything else (Lua scripts, stand-ins, the checker,
+ * browser tests) does not depend on the runtime and runs once, with the engine in workerd.
  */
 const CONTRACT_ON_SERVERS = [
-  "test/integration/identity/operator-sign-in.test.ts",
   "test/integration/realtime/*.test.ts",
   "test/integration/*/*.security.test.ts",
-  "test/integration/api/{fuzz,guessed-product-tokens,openapi-document,request-id,ipv6-clients}.test.ts",
-  "test/integration/buy/{buy.happy,buy.error,silent-redis,variants}.test.ts",
-  "test/integration/orders/{pipeline,batch-writes}.test.ts",
+  "test/integration/api/{fuzz,openapi-document,request-id}.test.ts",
+  "test/integration/buy/{buy.happy,buy.error,silent-redis}.test.ts",
   "test/integration/recovery/redis-loss.test.ts",
   "test/integration/runtimes/header-limits.test.ts",
-  "test/integration/sales/{sales,variant-stock,audit}.test.ts",
+  "test/integration/sales/sales.test.ts",
   "test/integration/observability/metrics.test.ts",
 ];
 
 /**
- * The long behavioural suites of the contract (a room's admissions, payments, limits across processes,
- * recoveries, races): they drive code Deno and Bun share (src/runtime/server.ts, the TCP stores) through
- * routes the suite above already covers on both, so each runs in workerd and on ONE server runtime, half
- * on Deno and half on Bun. It halves what they cost a run (they took a quarter of it) and every one still
- * runs on a server with TCP stores. On the other runtime:
+ * The rest of the contract suite: behaviour of code Deno and Bun share (src/runtime/server.ts, the TCP
+ * stores) through routes the files above cover on both. Each runs in workerd and on ONE server runtime,
+ * the long ones split between Deno and Bun, so that every one still runs on a server with TCP stores at
+ * half the cost (they took a third of a run). On the other runtime:
  * `FLASH_RUNTIME=bun npx vitest run --project workers <file>`.
  */
-const LONG_ON_DENO = [
+const CONTRACT_ON_DENO = [
   "test/integration/room/admission-pause.test.ts",
   "test/integration/payments/expired-checkouts.test.ts",
   "test/integration/webhooks/webhooks.test.ts",
@@ -38,13 +36,15 @@ const LONG_ON_DENO = [
   "test/integration/buy/{idempotency-replays,void-reservation}.test.ts",
   "test/integration/sales/{stock-adjustment,pause-races}.test.ts",
 ];
-const LONG_ON_BUN = [
+const CONTRACT_ON_BUN = [
   "test/integration/room/room.test.ts",
   "test/integration/payments/stripe.test.ts",
-  "test/integration/api/shopper-limits.test.ts",
-  "test/integration/identity/shop-key-set.test.ts",
+  "test/integration/api/{shopper-limits,guessed-product-tokens,ipv6-clients}.test.ts",
+  "test/integration/identity/{shop-key-set,operator-sign-in}.test.ts",
   "test/integration/recovery/{catalog-after-loss,variant-stats}.test.ts",
-  "test/integration/buy/drop-limit-across-processes.test.ts",
+  "test/integration/buy/{drop-limit-across-processes,variants}.test.ts",
+  "test/integration/orders/{pipeline,batch-writes}.test.ts",
+  "test/integration/sales/{variant-stock,audit}.test.ts",
 ];
 
 /**
@@ -82,15 +82,11 @@ const SLOWEST = {
   "workers:test/integration/orders/races.test.ts": 55,
   "workers:test/integration/room/admission-pause.test.ts": 45,
   "deno:test/integration/room/admission-pause.test.ts": 45,
-  "bun:test/integration/room/admission-pause.test.ts": 45,
   "workers:test/integration/room/room.test.ts": 46,
   "workers:test/e2e/api-reference.test.ts": 44,
-  "deno:test/integration/api/guessed-product-tokens.test.ts": 44,
   "bun:test/integration/api/guessed-product-tokens.test.ts": 38,
   "workers:test/integration/orders/state-machine-model.test.ts": 38,
   "workers:test/integration/chaos/room-crowd.test.ts": 37,
-  "deno:test/integration/room/room.test.ts": 36,
-  "bun:test/integration/webhooks/webhooks.test.ts": 36,
   "workers:test/integration/recovery/redis-loss.test.ts": 35,
   "workers:test/e2e/realtime-page.test.ts": 34,
   "deno:test/integration/recovery/redis-loss.test.ts": 34,
@@ -142,7 +138,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Each integration file starts its own servers on free ports, so files run side by side; most of
     // their time is spent waiting (windows, retries, sweeps), which leaves room for more files than cores.
-    maxWorkers: 5,
+    maxWorkers: 4,
     // An integration file starts its own servers and leaves nothing behind, so a worker process runs file
     // after file without reloading the modules they share (Miniflare, drizzle, the stand-ins): a third
     // less CPU per file. The unit project keeps isolation (it mocks modules).
@@ -167,7 +163,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "deno",
-          include: [...CONTRACT_ON_SERVERS, ...LONG_ON_DENO, ...SERVERS_ONLY],
+          include: [...CONTRACT_ON_SERVERS, ...CONTRACT_ON_DENO, ...SERVERS_ONLY],
           env: { FLASH_RUNTIME: "deno" },
         },
       },
@@ -175,7 +171,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "bun",
-          include: [...CONTRACT_ON_SERVERS, ...LONG_ON_BUN, ...SERVERS_ONLY],
+          include: [...CONTRACT_ON_SERVERS, ...CONTRACT_ON_BUN, ...SERVERS_ONLY],
           env: { FLASH_RUNTIME: "bun" },
         },
       },

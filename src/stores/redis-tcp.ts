@@ -188,6 +188,8 @@ export function storeOver(client: Redis | Cluster, sendQueued: SendQueued): Redi
  * Sends a Cluster's batch: a MULTI as it is (a transaction's keys are one sale's, one slot: see
  * src/stock/keys.ts), a pipeline as one pipeline per slot, in parallel, its replies put back in order
  * (ioredis refuses a pipeline whose keys span slots). `TIME`, which has no key, joins the first slot's.
+ * Every batch settles before the answer, so a failure rejects with the error of the first failed command
+ * in the caller's order, as on one server.
  */
 async function sendBySlot(cluster: Cluster, queued: Command[], atomic: boolean): Promise<Replies> {
   if (atomic) return sendBatch(cluster, queued, true);
@@ -205,18 +207,22 @@ async function sendBySlot(cluster: Cluster, queued: Command[], atomic: boolean):
   if (groups[0]) groups[0].push(...keyless);
   else groups.push(keyless);
   const replies: Replies = new Array(queued.length);
-  await Promise.all(
-    groups.map(async (indexes) => {
-      const answered = await sendBatch(
+  const sent = await Promise.allSettled(
+    groups.map((indexes) =>
+      sendBatch(
         cluster,
         indexes.map((at) => queued[at] as Command),
         false,
-      );
-      indexes.forEach((at, i) => {
-        replies[at] = answered[i] as [Error | null, unknown];
-      });
-    }),
+      ),
+    ),
   );
+  sent.forEach((batch, g) => {
+    const indexes = groups[g] as number[];
+    indexes.forEach((at, i) => {
+      replies[at] =
+        batch.status === "fulfilled" ? (batch.value[i] as [Error | null, unknown]) : [batch.reason, null];
+    });
+  });
   return replies;
 }
 
@@ -225,9 +231,12 @@ async function sendBySlot(cluster: Cluster, queued: Command[], atomic: boolean):
  * or `rediss://`, credentials from the first): ioredis's `Cluster` (v6, RESP2) follows MOVED and ASK,
  * learns the new masters after a failover, and sends each command to the master of its key's slot. Every
  * key of a sale shares one hash tag (src/stock/keys.ts), so each script and transaction runs on one node;
- * pipelines spanning sales are split by slot ({@link sendBySlot}). Unlike {@link connectRedisTcp}, a command
- * whose node went away is sent again once the cluster has moved on (a failover): the scripts that change
- * state carry their attempt's ids, so a repeat is a replay, as with the Upstash client's retries.
+ * pipelines spanning sales are split by slot ({@link sendBySlot}). As on one server, a command in flight
+ * when its node's connection closes is rejected, never resent (its outcome is unknown: the caller decides,
+ * see reserve-call.ts), and no call waits longer than `commandTimeoutMs` for a cluster that is down
+ * ({@link withDeadline}): callers answer 503. A command queued while no master served its slot may still
+ * run once the cluster is back (as a timed-out command on one server may have run). Redirections (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) are followed: those commands did not run.
+ * `TIME` is read on the master of one fixed slot (`{clock}`), so every process reads the same clock.
  *
  * @example
  * const redis = connectRedisCluster(["redis://10.0.0.1:6379", "redis://10.0.0.2:6379"]);
@@ -237,18 +246,24 @@ export function connectRedisCluster(seeds: string[], options: RedisTcpOptions = 
   const first = urls[0];
   if (!first) throw new Error("a Redis Cluster needs at least one seed node");
   const timeoutMs = options.commandTimeoutMs ?? 2_000;
+  if (urls.some((u) => u.protocol !== first.protocol))
+    throw new Error("a Redis Cluster's seed nodes must all be redis:// or all rediss://");
+  const tls = first.protocol === "rediss:";
   const cluster = new Cluster(
-    urls.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) })),
+    urls.map((u) => ({ host: u.hostname.replace(/^\[|\]$/g, ""), port: Number(u.port || 6379) })),
     {
       enableAutoPipelining: true,
       enableOfflineQueue: true,
+      retryDelayOnFailover: 0,
+      // with TLS, connect by name so that certificates issued for it verify
+      ...(tls ? { dnsLookup: (address, done) => done(null, address) } : {}),
       clusterRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
       slotsRefreshTimeout: options.connectTimeoutMs ?? 1_000,
       lazyConnect: options.lazy ?? false,
       redisOptions: {
         ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
         ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
-        ...(first.protocol === "rediss:" ? { tls: {} } : {}),
+        ...(tls ? { tls: {} } : {}),
         maxRetriesPerRequest: 0,
         autoResendUnfulfilledCommands: false,
         commandTimeout: timeoutMs,
@@ -258,5 +273,43 @@ export function connectRedisCluster(seeds: string[], options: RedisTcpOptions = 
       },
     },
   );
-  return storeOver(cluster, (queued, atomic) => sendBySlot(cluster, queued, atomic));
+  const store = storeOver(cluster, (queued, atomic) => sendBySlot(cluster, queued, atomic));
+  store.time = () =>
+    cluster.call("EVAL", "return redis.call('TIME')", 1, CLOCK_KEY) as Promise<[string, string]>;
+  return withDeadline(store, timeoutMs);
 }
+
+/**
+ * Every call of `store` rejected after `ms` without an answer. A Cluster queues commands while it has no
+ * master for their slot (at start, or all masters down) and a node's `commandTimeout` only counts once a
+ * command reaches it: without this a request would wait for the cluster to come back.
+ */
+function withDeadline(store: RedisTcpStore, ms: number): RedisTcpStore {
+  const deadline = <T>(work: Promise<T>): Promise<T> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the Redis Cluster did not answer within ${ms} ms`)), ms);
+    });
+    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  };
+  const batch = (open: () => RedisPipeline) => () => {
+    const pipe = open();
+    const exec = pipe.exec.bind(pipe);
+    pipe.exec = (<T extends unknown[]>() => deadline(exec<T>())) as RedisPipeline["exec"];
+    return pipe;
+  };
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(store)) {
+    wrapped[name] =
+      name === "close"
+        ? method
+        : (...args: unknown[]) => deadline((method as (...a: unknown[]) => Promise<unknown>)(...args));
+  }
+  return Object.assign(wrapped as RedisTcpStore, {
+    pipeline: batch(store.pipeline),
+    multi: batch(store.multi),
+  });
+}
+
+/** The key whose master's clock a Cluster store reads (`time()`). */
+const CLOCK_KEY = "{clock}";

@@ -2,7 +2,7 @@ import { Cluster } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { type RedisCluster, startRedisCluster } from "../../../local/redis-cluster";
 import { codeOf } from "../../../src/stock/codes";
-import { saleKeys } from "../../../src/stock/keys";
+import { catalogKeys, saleKeys } from "../../../src/stock/keys";
 import { releaseLockScript } from "../../../src/stock/lock";
 import { runScript } from "../../../src/stock/script";
 import { connectRedisCluster } from "../../../src/stores/redis-tcp";
@@ -62,6 +62,12 @@ describe("over a Redis Cluster of three masters", () => {
         expect(new Set(slots).size).toBe(1);
         expect(await admin.exists(k.meta), "the sale lives in the cluster").toBe(1);
       }
+
+      // the catalog's keys live together: lost together, the filter and its version written in one place
+      const catalogSlots = await Promise.all(
+        Object.values(catalogKeys).map((key) => admin.call("CLUSTER", "KEYSLOT", key)),
+      );
+      expect(new Set(catalogSlots).size).toBe(1);
 
       // every shopper asks every sale for 1 unit, all at once
       const answers = await Promise.all(
@@ -157,6 +163,10 @@ describe("the Cluster adapter (connectRedisCluster)", () => {
         .exec<[number, unknown, unknown]>();
       expect([stock, meta, Array.isArray(now)]).toEqual([1, [], true]);
 
+      // one clock for every process: TIME read on one fixed slot's master
+      const [seconds, micros] = await redis.time();
+      expect(Math.abs(Number(seconds) * 1000 + Number(micros) / 1000 - Date.now())).toBeLessThan(5_000);
+
       // a failed command rejects the pipeline after the others, on other slots, ran
       await redis.set(saleKeys("adapter-1").meta, "a string");
       await expect(
@@ -187,6 +197,28 @@ describe("the Cluster adapter (connectRedisCluster)", () => {
       }
     } finally {
       await redis.close();
+    }
+  });
+});
+
+describe("a Redis Cluster that is down", () => {
+  it("fails calls at once instead of queueing them until it returns", async () => {
+    const down = await startRedisCluster({ masters: 3 });
+    const redis = connectRedisCluster([down.urls[0] as string]);
+    try {
+      expect(await redis.set(saleKeys("down").stock, 1)).toBe("OK");
+      for (const node of down.nodes) await node.kill();
+      const startedAt = Date.now();
+      const calls = await Promise.allSettled([
+        redis.get(saleKeys("down").stock),
+        redis.pipeline().get(saleKeys("down").stock).get(saleKeys("other").stock).exec(),
+        runScript(redis, releaseLockScript, [`${saleKeys("down").meta}:lock`], ["t"]),
+      ]);
+      expect(calls.map((c) => c.status)).toEqual(["rejected", "rejected", "rejected"]);
+      expect(Date.now() - startedAt).toBeLessThan(3_000);
+    } finally {
+      await redis.close();
+      await down.stop();
     }
   });
 });
