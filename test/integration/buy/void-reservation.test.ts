@@ -51,9 +51,15 @@ describe("a reservation whose outcome is still unknown at the deadline is voided
   it("Redis paused past the resolve window: 503, and the script that commits later is undone", async () => {
     const sale = await app.api.createSale({ stock: 3 });
     await app.api.buy(sale.productToken, "warm-up", 1);
-    await app.drain();
+    // the warm-up's order written (its batch may be published after a first drain) before the snapshot
+    const before = await eventually(
+      async () => {
+        await app.drain();
+        return saleState(sale.saleId);
+      },
+      (s) => s.outbox.length === 0 && s.queued.length === 0,
+    );
     const published = app.stack.qstash.delivered.published;
-    const before = await saleState(sale.saleId);
     // Scripts wait 11 s: every run of the attempt (1 s window) and the route's own void time out; the
     // REST stand-in's fault mode answers 503 after 900 ms while each run stays queued and commits later.
     app.stack.upstash.setFaults({ replyTimeoutMs: 900 });
