@@ -112,6 +112,7 @@ const BUSY = [
   "test/e2e/",
   "test/integration/api/fuzz.test.ts",
   "test/integration/api/guessed-product-tokens.test.ts",
+  "test/integration/buy/first-burst.test.ts",
   "test/integration/chaos/",
   "test/integration/orders/races.test.ts",
   "test/integration/orders/state-machine-model.test.ts",

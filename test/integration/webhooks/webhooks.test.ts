@@ -182,7 +182,8 @@ describe("webhooks to the shop", () => {
         stock: 5,
         priceCents: 700,
         perUserLimit: 5,
-        paymentWindowSeconds: 3,
+        // long enough to pay and cancel after the order writes on a loaded machine (3 s was not: 409)
+        paymentWindowSeconds: 8,
       });
       const paidBuy = await app.api.buy(sale.productToken, "hook-pay", 2);
       const cancelBuy = await app.api.buy(sale.productToken, "hook-cancel", 1);
