@@ -201,7 +201,9 @@ async function sendBySlot(cluster: Cluster, queued: Command[], atomic: boolean):
       continue;
     }
     const slot = calculateSlot(String(args[0]));
-    bySlot.set(slot, [...(bySlot.get(slot) ?? []), at]);
+    const group = bySlot.get(slot);
+    if (group) group.push(at);
+    else bySlot.set(slot, [at]);
   }
   const groups = [...bySlot.values()];
   if (groups[0]) groups[0].push(...keyless);
@@ -235,7 +237,8 @@ async function sendBySlot(cluster: Cluster, queued: Command[], atomic: boolean):
  * when its node's connection closes is rejected, never resent (its outcome is unknown: the caller decides,
  * see reserve-call.ts), and no call waits longer than `commandTimeoutMs` for a cluster that is down
  * ({@link withDeadline}): callers answer 503. A command queued while no master served its slot may still
- * run once the cluster is back (as a timed-out command on one server may have run). Redirections (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) are followed: those commands did not run.
+ * run once the cluster is back (as a timed-out command on one server may have run). Redirections (MOVED,
+ * ASK, TRYAGAIN, CLUSTERDOWN) are followed: those commands did not run.
  * `TIME` is read on the master of one fixed slot (`{clock}`), so every process reads the same clock.
  *
  * @example
@@ -298,17 +301,12 @@ function withDeadline(store: RedisTcpStore, ms: number): RedisTcpStore {
     pipe.exec = (<T extends unknown[]>() => deadline(exec<T>())) as RedisPipeline["exec"];
     return pipe;
   };
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, method] of Object.entries(store)) {
-    wrapped[name] =
-      name === "close"
-        ? method
-        : (...args: unknown[]) => deadline((method as (...a: unknown[]) => Promise<unknown>)(...args));
-  }
-  return Object.assign(wrapped as RedisTcpStore, {
-    pipeline: batch(store.pipeline),
-    multi: batch(store.multi),
-  });
+  const { pipeline, multi, close, ...calls } = store;
+  const bounded: Record<string, unknown> = {};
+  for (const [name, call] of Object.entries(calls))
+    bounded[name] = (...args: unknown[]) =>
+      deadline((call as (...a: unknown[]) => Promise<unknown>)(...args));
+  return Object.assign(bounded as RedisTcpStore, { pipeline: batch(pipeline), multi: batch(multi), close });
 }
 
 /** The key whose master's clock a Cluster store reads (`time()`). */
