@@ -344,7 +344,8 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     const warmUpFrom = Date.now();
     await page.goto(`/?sale=${warmUp.saleId}`);
     await page.waitForSelector("#timer[data-status='upcoming']");
-    const marginMs = Math.max(10_000, 3 * (Date.now() - warmUpFrom) + 2_000);
+    const warmUpMs = Date.now() - warmUpFrom;
+    const marginMs = Math.max(10_000, 3 * warmUpMs + 2_000);
 
     const startsAt = Date.now() + marginMs;
     const sale = await client.createSale({
@@ -368,7 +369,9 @@ describe.skipIf(!hasChromium)(hasChromium ? "the shopper page in Chromium" : SKI
     await page.waitForSelector("#buy-button:not([disabled])", { timeout: marginMs + 5_000 });
     const openedAt = Date.now();
     expect(openedAt).toBeGreaterThanOrEqual(startsAt - 250);
-    expect(openedAt).toBeLessThan(startsAt + 2500);
+    // Late by no more than the machine's own pace (a loaded CI machine's browser timers have run 3.8 s
+    // late); a page that trusted the visitor's clock would open 47 minutes late.
+    expect(openedAt).toBeLessThan(startsAt + Math.max(5_000, warmUpMs));
     await screenshot(page, "shop-opened-desktop");
     await page.click("#buy-button");
     await page.waitForSelector("#order-panel[data-status]");

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { saleKeys } from "../../../src/stock/keys";
 import { appForFile } from "../../support/app-per-file";
+import { untilRebuilt } from "../../support/recovery";
 import { shopperToken } from "../../support/shopper";
 import { createDrop } from "../../support/variants";
 
@@ -140,9 +141,7 @@ describe("a drop's carts given back, end to end", () => {
 
     await app.stack.redis.restart({ empty: true });
     await app.reconnect();
-    await app.worker.scheduled();
-    for (let i = 0; i < 100 && !(await app.redis.hget(saleKeys(sale.saleId).meta, "epoch")); i++)
-      await sleep(100);
+    await untilRebuilt(app, sale.saleId);
     expect(await balanced(sale.saleId)).toEqual(before);
 
     expect((await app.api.order(eve, "eve", "cancel")).body.status).toBe("cancelled");

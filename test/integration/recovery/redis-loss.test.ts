@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { saleKeys } from "../../../src/stock/keys";
 import { appForFile } from "../../support/app-per-file";
+import { untilRebuilt } from "../../support/recovery";
 
 const app = appForFile({
   vars: {
@@ -18,11 +19,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 
 /** Waits until a rebuild has written the sale back into Redis (its meta has an epoch again). */
-async function rebuilt(saleId: string): Promise<void> {
-  for (let i = 0; i < 100 && !(await app.redis.hget(saleKeys(saleId).meta, "epoch")); i++) await sleep(100);
-  expect(await app.redis.hget(saleKeys(saleId).meta, "epoch")).not.toBeNull();
-}
-
 /** A buy refused because the sale is being restored: 503 UNAVAILABLE with Retry-After, not SALE_PAUSED. */
 async function expectRestoring(res: { status: number; body: Record<string, unknown>; headers: Headers }) {
   expect([res.status, code(res.body)]).toEqual([503, "UNAVAILABLE"]);
@@ -67,8 +63,7 @@ describe("Redis restarted empty mid-sale (the failover case)", () => {
     const during = await buy("during", 1);
     expect([during.status, code(during.body)]).toEqual([503, "UNAVAILABLE"]);
     // recovery runs in the background of that request and in the cron
-    await app.worker.scheduled();
-    await rebuilt(sale.saleId);
+    await untilRebuilt(app, sale.saleId);
     await expectRestoring(await buy("during", 1));
     expect(await app.redis.get(saleKeys(sale.saleId).stock)).toBe(String(stock - 20));
 
@@ -117,8 +112,7 @@ describe("Redis restarted empty mid-sale (the failover case)", () => {
     await app.reconnect();
     const lost = await app.api.buy(sale.productToken, "q-other", 1);
     expect([lost.status, code(lost.body)]).toEqual([503, "UNAVAILABLE"]);
-    await app.worker.scheduled();
-    await rebuilt(sale.saleId);
+    await untilRebuilt(app, sale.saleId);
     // a keyed attempt during the restore is not remembered as that key's answer
     const keyed = await app.api.buy(sale.productToken, "q-keyed", 1, { "Idempotency-Key": "restore-1" });
     await expectRestoring(keyed);
@@ -167,8 +161,7 @@ describe("Redis restarted empty mid-sale (the failover case)", () => {
         for (const r of replies) seen.set(r.status, (seen.get(r.status) ?? 0) + 1);
       }
     })();
-    await app.worker.scheduled();
-    for (const s of sales) await rebuilt(s.saleId);
+    for (const s of sales) await untilRebuilt(app, s.saleId);
     restoring = false;
     await probes;
     expect(seen.get(404) ?? 0).toBe(0);

@@ -3,6 +3,7 @@ import { newOrderId } from "../../../src/ids";
 import { saleKeys } from "../../../src/stock/keys";
 import { parseLedgerEntry } from "../../../src/stock/ledger-entry";
 import { appForFile } from "../../support/app-per-file";
+import { untilRebuilt } from "../../support/recovery";
 import { createDrop } from "../../support/variants";
 
 /*
@@ -160,9 +161,7 @@ describe("Redis restarted empty: the recovery rebuilds a drop per variant, a sal
 
     await app.stack.redis.restart({ empty: true });
     await app.reconnect();
-    await app.worker.scheduled();
-    for (let i = 0; i < 100 && !(await app.redis.hget(saleKeys(drop.saleId).meta, "epoch")); i++)
-      await sleep(100);
+    await untilRebuilt(app, drop.saleId);
 
     expect(await redisState(drop.saleId)).toEqual({
       stock: 6,
