@@ -175,7 +175,8 @@ async function readSaleStats(deps: StatsDeps, saleId: string): Promise<SaleStats
   return {
     stock: r.stock,
     remaining: r.remaining,
-    queued: r.queued.length,
+    // an order written but not yet acknowledged is counted once: by its status in Postgres
+    queued: r.queued.length - n(row.queued_written),
     awaitingPayment: n(row.awaiting_payment),
     paid: n(row.paid),
     expired: n(row.expired),

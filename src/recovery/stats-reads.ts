@@ -15,6 +15,8 @@ export type CounterRow = {
   unrestored_units: number | null;
   queued_live: number | null;
   queued_unrestored: number | null;
+  /** the queued orders Postgres already has (written, not yet acknowledged): counted by status there */
+  queued_written: number | null;
   /** units of orders this Redis reading had back that Postgres still counts as to restore */
   given_back: number | null;
   /** units of orders this Redis reading still counted that Postgres marked restored since */
@@ -93,6 +95,7 @@ export async function readCounters(
         where status in ('awaiting_payment', 'paid') group by variant_id, user_id
       )
       select c.orders, c.awaiting_payment, c.paid, c.expired, c.cancelled, c.live_units, c.unrestored_units,
+        (select count(*) from q)::int as queued_written,
         (select coalesce(sum(quantity), 0) from q where status in ('awaiting_payment', 'paid'))::int as queued_live,
         (select coalesce(sum(quantity), 0) from q
           where status in ('expired', 'cancelled') and restored_at is null)::int as queued_unrestored,

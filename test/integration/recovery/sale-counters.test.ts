@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeOrders } from "../../../src/orders/order-writes";
+import { saleKeys } from "../../../src/stock/keys";
+import { parseQueuedOrder } from "../../../src/stock/queued-order";
+import { connectPostgresTcp } from "../../../src/stores/postgres-tcp";
 import { type AppUnderTest, startApp } from "../../support/app";
 import { deliverJob } from "../../support/jobs";
 import { reservedEntry } from "../../support/reserved-entry";
@@ -156,6 +160,39 @@ describe("the counters equal a recount", () => {
       invariantHolds: true,
       pendingRestoreUnits: 0,
     });
+  });
+});
+
+describe("the stats between an order's write and its acknowledgement", () => {
+  it("count an order Postgres has and Redis still queues once: by its status in Postgres", async () => {
+    const sale = await app.api.createSale({ stock: 10, perUserLimit: 2, paymentWindowSeconds: 600 });
+    app.stack.qstash.pause();
+    try {
+      expect((await app.api.buy(sale.productToken, "written-unacked", 2)).status).toBe(202);
+      expect(await stats(sale.saleId)).toMatchObject({ queued: 1, awaitingPayment: 0, ordersInDb: 0 });
+      // the order write's first half, as a delivery that wrote and died before acknowledging does
+      const queued = Object.values(await app.redis.hgetall(saleKeys(sale.saleId).orders))
+        .map((json) => parseQueuedOrder(sale.saleId, json))
+        .filter((o) => o !== null);
+      expect(queued).toHaveLength(1);
+      const db = connectPostgresTcp(app.stack.vars.DATABASE_URL, { max: 1 });
+      try {
+        await writeOrders(db, queued);
+      } finally {
+        await db.close();
+      }
+      expect(await stats(sale.saleId)).toMatchObject({
+        queued: 0,
+        awaitingPayment: 1,
+        ordersInDb: 1,
+        remaining: 8,
+        invariantHolds: true,
+      });
+    } finally {
+      app.stack.qstash.resume();
+    }
+    await app.drain();
+    expect(await stats(sale.saleId)).toMatchObject({ queued: 0, awaitingPayment: 1, ordersInDb: 1 });
   });
 });
 
