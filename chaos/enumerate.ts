@@ -29,8 +29,19 @@ export type Enumeration = {
   commands: Record<string, number>;
   scriptCalls: number;
   writes: Record<string, number>;
+  /** guesses sent again because the connection closed before an answer (no answer was counted for them) */
+  resent: number;
   ms: number;
 };
+
+/**
+ * A connection the server closed as the guess went out on it (a kept-alive socket the engine had just
+ * dropped, seen under load): no answer came, so the guess is sent again, as a client would.
+ */
+function connectionClosed(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return error instanceof TypeError && ["UND_ERR_SOCKET", "ECONNRESET"].includes(String(cause?.code));
+}
 
 /** Waits until the sale has nothing queued (the warm-up order is written and acknowledged). */
 export async function untilWritten(redis: Redis, ordersKey: string, timeoutMs = 10_000): Promise<void> {
@@ -59,15 +70,26 @@ export async function enumerateTokens(
   const started = Date.now();
   const before = await commandCounts(target.redis);
   let sent = 0;
-  await Promise.all(
-    Array.from({ length: opts.concurrency ?? 24 }, async () => {
-      while (sent < count) {
-        sent++;
-        const res = await send(`${target.url}/api/buy/${randomToken()}`, {
+  let resent = 0;
+  const guess = async (): Promise<Response> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(`${target.url}/api/buy/${randomToken()}`, {
           method: "POST",
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
           body: '{"quantity":1}',
         });
+      } catch (error) {
+        if (attempt === 3 || !connectionClosed(error)) throw error;
+        resent++;
+      }
+    }
+  };
+  await Promise.all(
+    Array.from({ length: opts.concurrency ?? 24 }, async () => {
+      while (sent < count) {
+        sent++;
+        const res = await guess();
         const code = ((await res.json().catch(() => ({}))) as { error?: { code?: string } }).error?.code;
         const key = `${res.status} ${code ?? ""}`.trim();
         answers[key] = (answers[key] ?? 0) + 1;
@@ -84,6 +106,7 @@ export async function enumerateTokens(
     scriptCalls:
       (commands.evalsha ?? 0) + (commands.eval ?? 0) + (commands.evalsha_ro ?? 0) + (commands.fcall ?? 0),
     writes,
+    resent,
     ms: Date.now() - started,
   };
 }

@@ -26,7 +26,8 @@ export const tokenEnumeration: Scenario = {
     });
     ctx.fault(
       `${count} random tokens in ${Math.round(result.ms / 1000)} s: ${result.scriptCalls} script calls, ` +
-        `writes ${JSON.stringify(result.writes)}, ${result.commands.hget ?? 0} HGETs (Bloom false positives)`,
+        `writes ${JSON.stringify(result.writes)}, ${result.commands.hget ?? 0} HGETs (Bloom false positives), ` +
+        `${result.resent} sent again after a closed connection`,
     );
     if ((result.answers["404 UNKNOWN_PRODUCT"] ?? 0) !== count)
       ctx.violation(`answers were not all 404 UNKNOWN_PRODUCT: ${JSON.stringify(result.answers)}`);
