@@ -1,7 +1,7 @@
 /**
  * A real Redis Cluster of private `redis-server`s (Debian's package) for the local stack and the tests:
  * `masters` masters, each with `replicas` replicas, made by `redis-cli --cluster create` and ready once
- * every node reports `cluster_state:ok`. Nodes keep nothing on disk, like {@link startRedis}'s server.
+ * every node reports `cluster_state:ok` and every replica has finished its first sync. Nodes keep nothing on disk, like {@link startRedis}'s server.
  *
  * @example
  * const cluster = await startRedisCluster({ masters: 3 });
@@ -51,6 +51,9 @@ export async function startRedisCluster(
             "nodes.conf",
             "--cluster-node-timeout",
             "2000",
+            // a replica's first sync starts at once (the default waits 5 s for more replicas to join it)
+            "--repl-diskless-sync-delay",
+            "0",
           ],
         }),
       );
@@ -73,6 +76,22 @@ export async function startRedisCluster(
         return infos.every((info) => info.includes("cluster_state:ok"));
       },
       { timeoutMs: 30_000, intervalMs: 200, what: "the Redis Cluster's state ok" },
+    );
+    // a replica counts (WAIT, a failover) once its first sync with its master is done and every node
+    // knows it as one (CLUSTER SLOTS lists it)
+    const ask = (port: number, ...args: string[]) =>
+      run(cli, ["-p", String(port), ...args]).then((r) => r.stdout);
+    const masterPorts = nodes.slice(0, masters).map((n) => n.port);
+    await waitFor(
+      async () => {
+        const infos = await Promise.all(masterPorts.map((port) => ask(port, "info", "replication")));
+        const views = await Promise.all(nodes.map((n) => ask(n.port, "cluster", "nodes")));
+        return (
+          infos.every((info) => (info.match(/^slave\d+:.*state=online/gm) ?? []).length === replicas) &&
+          views.every((view) => (view.match(/[ ,]slave[ ,]/g) ?? []).length === masters * replicas)
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: "every replica in sync and known to every node" },
     );
     return { nodes, urls: nodes.map((n) => n.url), stop };
   } catch (error) {

@@ -24,6 +24,8 @@ export type Env = {
   UPSTASH_REDIS_REST_TOKEN?: string;
   REDIS_URL?: string;
   REDIS_CLUSTER_NODES?: string;
+  REDIS_REPLICA_ACKS?: string;
+  REDIS_REPLICA_ACK_TIMEOUT_MS?: string;
   QSTASH_URL?: string;
   QSTASH_TOKEN: string;
   QSTASH_CURRENT_SIGNING_KEY: string;
@@ -155,6 +157,14 @@ const configSchema = z
       .string()
       .regex(/^rediss?:\/\/[^,\s]+(,\s*rediss?:\/\/[^,\s]+)*$/, "comma-separated redis:// or rediss:// URLs")
       .optional(),
+    /**
+     * With REDIS_URL or REDIS_CLUSTER_NODES: how many replicas must hold a script's writes before its
+     * reply counts (WAIT on the node that ran it). 0: the master's word is enough (a failover may lose
+     * its last writes). See docs/scaling.md.
+     */
+    REDIS_REPLICA_ACKS: z.coerce.number().int().min(0).max(8).default(0),
+    /** how long a script waits for REDIS_REPLICA_ACKS replicas before its outcome counts as unknown */
+    REDIS_REPLICA_ACK_TIMEOUT_MS: positiveInt(250),
     QSTASH_URL: z.url().optional(),
     QSTASH_TOKEN: z.string().min(1),
     QSTASH_CURRENT_SIGNING_KEY: z.string().min(1),
@@ -256,6 +266,10 @@ const configSchema = z
       path: ["REDIS_URL"],
     },
   )
+  .refine((c) => c.REDIS_REPLICA_ACKS === 0 || c.REDIS_URL || c.REDIS_CLUSTER_NODES, {
+    message: "REDIS_REPLICA_ACKS needs REDIS_URL or REDIS_CLUSTER_NODES (Upstash keeps its own replicas)",
+    path: ["REDIS_REPLICA_ACKS"],
+  })
   .refine((c) => !(c.REDIS_URL && c.REDIS_CLUSTER_NODES), {
     message: "REDIS_URL (one server) or REDIS_CLUSTER_NODES (a Cluster), not both",
     path: ["REDIS_CLUSTER_NODES"],

@@ -12,11 +12,14 @@ import type { RedisStore } from "../stores/redis-store";
 
 const REDIS_TIMEOUT_MS = 2_000;
 
+/** What a TCP Redis connection is given from the settings: replicas a script's writes must reach (0: none). */
+export type RedisConnectOptions = { replicaAcks: { replicas: number; timeoutMs: number } };
+
 /** TCP drivers, which only server runtimes can use; a Workers build does not bundle them. */
 export type TcpConnectors = {
-  redis(url: string): RedisStore & { close(): Promise<void> };
+  redis(url: string, options: RedisConnectOptions): RedisStore & { close(): Promise<void> };
   /** a Redis Cluster from its seed nodes */
-  redisCluster(seeds: string[]): RedisStore & { close(): Promise<void> };
+  redisCluster(seeds: string[], options: RedisConnectOptions): RedisStore & { close(): Promise<void> };
   postgres(url: string): SqlStore & { close(): Promise<void> };
 };
 
@@ -37,7 +40,8 @@ export function databaseDriver(config: Config, tcpAvailable: boolean): "http" | 
  *
  * - Redis: REDIS_URL set → one TCP connection (src/stores/redis-tcp.ts, server runtimes only: EVALSHA
  *   with the NOSCRIPT fallback, pipelined); REDIS_CLUSTER_NODES set → a Redis Cluster from those seeds
- *   (the same file; each sale's keys in one slot); else the Upstash REST client (every runtime; retries only
+ *   (the same file; each sale's keys in one slot); with REDIS_REPLICA_ACKS, a script counts once that
+ *   many replicas hold its writes; else the Upstash REST client (every runtime; retries only
  *   network errors, briefly: callers that change state pass ids that make a repeated script a replay).
  * - Postgres: {@link databaseDriver}: Neon HTTP (src/stores/postgres-http.ts) or a TCP pool
  *   (src/stores/postgres-tcp.ts, server runtimes only).
@@ -66,7 +70,12 @@ export function createServices(
       throw new ConfigError(
         `${seeds ? "REDIS_CLUSTER_NODES" : "REDIS_URL"} needs a server runtime (Deno, Bun); set UPSTASH_REDIS_REST_*`,
       );
-    const tcp = seeds ? options.tcp.redisCluster(seeds) : options.tcp.redis(config.REDIS_URL as string);
+    const connect: RedisConnectOptions = {
+      replicaAcks: { replicas: config.REDIS_REPLICA_ACKS, timeoutMs: config.REDIS_REPLICA_ACK_TIMEOUT_MS },
+    };
+    const tcp = seeds
+      ? options.tcp.redisCluster(seeds, connect)
+      : options.tcp.redis(config.REDIS_URL as string, connect);
     closers.push(() => tcp.close());
     redis = tcp;
   } else {

@@ -47,8 +47,8 @@ export function createServerEngine(
   const prom = createPromMetrics();
   const services = createServices(readConfig({ ...options.defaults, ...env } as unknown as Env), {
     tcp: {
-      redis: (url) => connectRedisTcp(url),
-      redisCluster: (seeds) => connectRedisCluster(seeds),
+      redis: (url, o) => connectRedisTcp(url, o),
+      redisCluster: (seeds, o) => connectRedisCluster(seeds, o),
       postgres: (url) => connectPostgresTcp(url, { max: settings.PG_POOL_MAX }),
     },
     resolveHost: lookupHost,

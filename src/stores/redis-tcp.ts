@@ -12,7 +12,25 @@ export type RedisTcpOptions = {
   connectTimeoutMs?: number;
   /** Connect on the first command instead of at once (tests). */
   lazy?: boolean;
+  /** Replicas that must hold a script's writes before its reply counts ({@link scriptAcked}); none by default. */
+  replicaAcks?: ReplicaAcks;
 };
+
+/** `replicas` replicas must acknowledge a script's writes within `timeoutMs` (WAIT); 0 replicas: no WAIT. */
+export type ReplicaAcks = { replicas: number; timeoutMs: number };
+
+/** Sends of a script and its WAIT to a Cluster that answered MOVED, CLUSTERDOWN or TRYAGAIN, in all. */
+const REDIRECTED_TRIES = 4;
+
+/** A Cluster's answer that the command did not run there: its slot moved, or has no master right now. */
+function movedOrDown(client: Redis | Cluster, error: Error | null | undefined): boolean {
+  return client instanceof Cluster && !!error && /^(MOVED|CLUSTERDOWN|TRYAGAIN)\b/.test(error.message);
+}
+
+/** A script that ran on its master but whose writes too few replicas acknowledged: a failover may lose them. */
+export class ReplicaAckError extends Error {
+  override name = "ReplicaAckError";
+}
 
 type Arg = string | number;
 type Command = [name: string, args: Arg[]];
@@ -123,6 +141,45 @@ function evalCommand(
 }
 
 /**
+ * A script, then `WAIT replicas timeoutMs` in the same pipeline: on the same connection to the same node
+ * (a Cluster sends a pipeline to the master of its keys' slot; WAIT has no key), so WAIT counts the
+ * replicas that hold this script's writes. Fewer than asked within the timeout: rejected with
+ * {@link ReplicaAckError}. The script did run on the master, but a failover before its replicas catch up
+ * would lose it, so its outcome is unknown to the caller, as after a timeout: a buy runs the same attempt
+ * again (a replay once the replicas have it) or voids it (src/stock/reserve.ts, src/buy/void-attempt.ts),
+ * and a job is retried. A script's own error (NOSCRIPT included) is its answer, as without WAIT.
+ */
+async function scriptAcked(
+  client: Redis | Cluster,
+  acks: ReplicaAcks,
+  name: "EVALSHA" | "EVAL",
+  script: string,
+  keys: string[],
+  args: unknown[],
+): Promise<unknown> {
+  const pair: Command[] = [
+    [name, [script, keys.length, ...keys, ...args.map(String)]],
+    ["WAIT", [acks.replicas, acks.timeoutMs]],
+  ];
+  let replies = await sendBatch(client, pair, false);
+  // ioredis follows a pipeline's redirection only when no write in it succeeded, and WAIT does: after a
+  // failover the script is told MOVED (it did not run) and the slots must be learned again here
+  for (let attempt = 1; attempt < REDIRECTED_TRIES && movedOrDown(client, replies[0]?.[0]); attempt++) {
+    await new Promise<void>((learned) => (client as Cluster).refreshSlotsCache(() => learned()));
+    await new Promise((r) => setTimeout(r, 50 * attempt));
+    replies = await sendBatch(client, pair, false);
+  }
+  const [[scriptError, reply] = [null, null], [waitError, acked] = [null, 0]] = replies;
+  if (scriptError) throw scriptError;
+  if (waitError) throw waitError;
+  if (Number(acked) < acks.replicas)
+    throw new ReplicaAckError(
+      `a script's writes reached ${Number(acked)} of ${acks.replicas} replica(s) within ${acks.timeoutMs} ms`,
+    );
+  return reply;
+}
+
+/**
  * A {@link RedisStore} over one TCP connection (ioredis, `redis://` or `rediss://`), for Node, Deno
  * and Bun servers. Commands issued in the same tick leave in one write (auto-pipelining), so one
  * connection serves the whole process. A store that is down fails calls fast instead of queueing them:
@@ -151,14 +208,18 @@ export function connectRedisTcp(url: string, options: RedisTcpOptions = {}): Red
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
     lazyConnect: options.lazy ?? false,
   });
-  return storeOver(client, (queued, atomic) => sendBatch(client, queued, atomic));
+  return storeOver(client, (queued, atomic) => sendBatch(client, queued, atomic), options.replicaAcks);
 }
 
 /**
  * The {@link RedisStore} over an ioredis client (one server or a Cluster), its batches sent by `sendQueued`.
  * A failing store is reported once per outage, not per command.
  */
-export function storeOver(client: Redis | Cluster, sendQueued: SendQueued): RedisTcpStore {
+export function storeOver(
+  client: Redis | Cluster,
+  sendQueued: SendQueued,
+  acks: ReplicaAcks = { replicas: 0, timeoutMs: 0 },
+): RedisTcpStore {
   let reported = false;
   client.on("ready", () => {
     reported = false;
@@ -167,6 +228,10 @@ export function storeOver(client: Redis | Cluster, sendQueued: SendQueued): Redi
     if (!reported) console.warn("redis:", error.message);
     reported = true;
   });
+  const script = (name: "EVALSHA" | "EVAL", body: string, keys: string[], args: unknown[]) =>
+    acks.replicas > 0
+      ? scriptAcked(client, acks, name, body, keys, args)
+      : evalCommand(client, name, body, keys, args);
   const store: Record<string, unknown> = {};
   for (const [method, build] of Object.entries(commands)) {
     store[method] = (...args: never[]) => send(client, (build as (...a: never[]) => Command)(...args));
@@ -175,9 +240,9 @@ export function storeOver(client: Redis | Cluster, sendQueued: SendQueued): Redi
     pipeline: () => pipeline(sendQueued, false),
     multi: () => pipeline(sendQueued, true),
     evalsha: ((sha1: string, keys: string[], args: unknown[]) =>
-      evalCommand(client, "EVALSHA", sha1, keys, args)) as RedisStore["evalsha"],
+      script("EVALSHA", sha1, keys, args)) as RedisStore["evalsha"],
     eval: ((lua: string, keys: string[], args: unknown[]) =>
-      evalCommand(client, "EVAL", lua, keys, args)) as RedisStore["eval"],
+      script("EVAL", lua, keys, args)) as RedisStore["eval"],
     close: async () => {
       await client.quit().catch(() => client.disconnect());
     },
@@ -276,7 +341,11 @@ export function connectRedisCluster(seeds: string[], options: RedisTcpOptions = 
       },
     },
   );
-  const store = storeOver(cluster, (queued, atomic) => sendBySlot(cluster, queued, atomic));
+  const store = storeOver(
+    cluster,
+    (queued, atomic) => sendBySlot(cluster, queued, atomic),
+    options.replicaAcks,
+  );
   store.time = () =>
     cluster.call("EVAL", "return redis.call('TIME')", 1, CLOCK_KEY) as Promise<[string, string]>;
   return withDeadline(store, timeoutMs);

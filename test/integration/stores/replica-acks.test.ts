@@ -1,0 +1,207 @@
+import { Cluster, Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { type RedisCluster, startRedisCluster } from "../../../local/redis-cluster";
+import type { RedisProcess } from "../../../local/redis-process";
+import { saleKeys } from "../../../src/stock/keys";
+import type { ApiResponse } from "../../support/api";
+import { appForFile } from "../../support/app-per-file";
+
+/**
+ * REDIS_REPLICA_ACKS=1 over a real Redis Cluster of three masters with a replica each: a script counts
+ * only once the sale's replica holds its writes (WAIT on the node that ran it). A buy no replica holds is
+ * answered 503 and undone; a master killed mid-rush fails over to its replica with every acknowledged
+ * order in it, while the sales on the other masters keep selling.
+ */
+let cluster: RedisCluster | undefined;
+const app = appForFile({
+  vars: {
+    RATE_LIMIT_USER_PER_WINDOW: "1000",
+    RATE_LIMIT_IP_PER_WINDOW: "100000",
+    REDIS_REPLICA_ACKS: "1",
+    // a 503 sooner: the failover test's shoppers ask again through the outage
+    BUY_RESOLVE_WINDOW_MS: "3000",
+  },
+  beforeEngine: async () => {
+    cluster = await startRedisCluster({ masters: 3, replicas: 1 });
+    return { REDIS_CLUSTER_NODES: cluster.urls.join(",") };
+  },
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const code = (res: ApiResponse) => (res.body.error as { code?: string } | undefined)?.code;
+
+/** A direct client of the cluster, for inspection, seeded with every node still running. */
+function adminClient(): Cluster {
+  return new Cluster(
+    (cluster?.nodes ?? []).map((n) => ({ host: "127.0.0.1", port: n.port })),
+    { clusterRetryStrategy: () => 200 },
+  );
+}
+
+/**
+ * The processes of the master that holds `key` and of its replica, if any (CLUSTER KEYSLOT, CLUSTER
+ * NODES: CLUSTER SLOTS leaves out a replica whose replication offset is still 0).
+ */
+async function homeOf(key: string): Promise<{ master: RedisProcess; replica?: RedisProcess }> {
+  const admin = adminClient();
+  try {
+    const slot = Number(await admin.call("CLUSTER", "KEYSLOT", key));
+    const lines = String(await admin.call("CLUSTER", "NODES"))
+      .trim()
+      .split("\n")
+      .map((line) => line.split(" "));
+    const serves = (ranges: string[]) =>
+      ranges.some((range) => {
+        const [from, to = from] = range.split("-").map(Number);
+        return slot >= (from ?? -1) && slot <= (to ?? -1);
+      });
+    const master = lines.find(
+      (l) => /(^|,)master(,|$)/.test(l[2] ?? "") && !l[2]?.includes("fail") && serves(l.slice(8)),
+    );
+    const replica = lines.find((l) => l[3] === master?.[0] && !l[2]?.includes("fail"));
+    const node = (line: string[] | undefined) =>
+      cluster?.nodes.find((n) => n.port === Number(line?.[1]?.split("@")[0]?.split(":").pop()));
+    const found = node(master);
+    if (!found) throw new Error(`no master for slot ${slot}`);
+    const copy = node(replica);
+    return copy ? { master: found, replica: copy } : { master: found };
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/** Reads one key on a replica itself (READONLY), not through its master. */
+async function readOnReplica(replica: RedisProcess, key: string): Promise<string | null> {
+  const client = new Redis(replica.url, { maxRetriesPerRequest: 1 });
+  try {
+    await client.call("READONLY");
+    return await client.get(key);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** One unit, as a shop's client buys: a 503 is asked again with the same Idempotency-Key, up to `tries`. */
+async function buyAsAClientWould(productToken: string, userId: string, seen: ApiResponse[], tries = 40) {
+  for (let attempt = 1; ; attempt++) {
+    const res = await app.api.buy(productToken, userId, 1, { "Idempotency-Key": `acks-${userId}` });
+    seen.push(res);
+    if (res.status !== 503 || attempt === tries) return res;
+    await sleep(250);
+  }
+}
+
+describe("a script counts once a replica holds it (REDIS_REPLICA_ACKS=1)", () => {
+  it("answers a buy 202 with its reservation already on the sale's replica", async () => {
+    const sale = await app.api.createSale({ stock: 10, perUserLimit: 2 });
+    const { replica } = await homeOf(saleKeys(sale.saleId).stock);
+    if (!replica) throw new Error("the sale's master has no replica");
+    for (let i = 1; i <= 3; i++) {
+      const res = await app.api.buy(sale.productToken, `on-replica-${i}`, 1);
+      expect(res.status).toBe(202);
+      // read at once, on the replica: the answer waited for it
+      expect(await readOnReplica(replica, saleKeys(sale.saleId).stock)).toBe(String(10 - i));
+    }
+  });
+
+  it("keeps every acknowledged order through a failover mid-rush, and the other masters sell throughout", async () => {
+    const STOCK = 40;
+    const SHOPPERS = 60;
+    const sale = await app.api.createSale({ stock: STOCK, perUserLimit: 1 });
+    const home = await homeOf(saleKeys(sale.saleId).stock);
+    // a second sale on another master: its shoppers are not touched by the failover
+    let other = await app.api.createSale({ stock: 1_000, perUserLimit: 1 });
+    while ((await homeOf(saleKeys(other.saleId).stock)).master === home.master)
+      other = await app.api.createSale({ stock: 1_000, perUserLimit: 1 });
+
+    const seen: ApiResponse[] = [];
+    const acknowledged = new Set<string>();
+    let killedAt = 0;
+    const otherDuringOutage: number[] = [];
+    const shoppers = Array.from({ length: SHOPPERS }, async (_, u) => {
+      await sleep(u * 40); // a rush spread over 2.4 s, the master killed a third of the way in
+      const res = await buyAsAClientWould(sale.productToken, `rush-${u}`, seen);
+      if (res.status === 202) acknowledged.add(String(res.body.orderId));
+      return res;
+    });
+    const killer = (async () => {
+      await sleep(800);
+      killedAt = Date.now();
+      await home.master.kill();
+      // its supervisor starts it again: it rejoins as the replica of the one promoted in its place, and
+      // the sale counts writes again once that replica holds them
+      await sleep(4_000);
+      await home.master.restart({ empty: false });
+    })();
+    const elsewhere = (async () => {
+      await killer;
+      for (let i = 0; Date.now() - killedAt < 6_000; i++) {
+        const res = await app.api.buy(other.productToken, `elsewhere-${i}`, 1);
+        otherDuringOutage.push(res.status);
+        await sleep(100);
+      }
+    })();
+    const finals = await Promise.all(shoppers);
+    await Promise.all([killer, elsewhere]);
+    // the replica took over the slot
+    const master = async () => (await homeOf(saleKeys(sale.saleId).stock).catch(() => null))?.master;
+    for (let i = 0; i < 100 && (await master()) !== home.replica; i++) await sleep(100);
+    expect(await master()).toBe(home.replica);
+
+    // the failover was felt mid-rush, and every shopper got a final answer
+    expect(
+      seen.some((r) => r.status === 503 && r.headers.get("Retry-After")),
+      "503s during the failover",
+    ).toBe(true);
+    const answers = finals.map((r) => `${r.status} ${code(r) ?? ""}`.trim());
+    expect(
+      answers.filter((a) => !a.startsWith("202") && !a.startsWith("410") && !a.startsWith("409")),
+    ).toEqual([]);
+    // the other master's sale sold during the outage
+    expect(
+      otherDuringOutage.filter((s) => s === 202).length,
+      JSON.stringify(otherDuringOutage),
+    ).toBeGreaterThan(0);
+
+    // every unit sold once, every acknowledged order written: none lost with the old master
+    expect(acknowledged.size).toBe(STOCK);
+    await app.drain(30_000);
+    const rows = await app.db.query<{ id: string }>(
+      "SELECT id FROM orders WHERE sale_id = $1 AND status IN ('awaiting_payment', 'paid')",
+      [sale.saleId],
+    );
+    expect(new Set(rows.rows.map((r) => r.id))).toEqual(acknowledged);
+    const stats = await app.api.stats(sale.saleId);
+    expect(stats.body).toMatchObject({ stock: STOCK, remaining: 0, invariantHolds: true });
+  }, 120_000);
+
+  it("answers 503 to a buy no replica holds, and leaves nothing reserved on the master", async () => {
+    // a sale on a master that still has its replica (the failover above left one without)
+    let sale = await app.api.createSale({ stock: 10, perUserLimit: 2 });
+    while (!(await homeOf(saleKeys(sale.saleId).stock)).replica)
+      sale = await app.api.createSale({ stock: 10, perUserLimit: 2 });
+    const k = saleKeys(sale.saleId);
+    const home = await homeOf(k.stock);
+    expect((await app.api.buy(sale.productToken, "before", 1)).status).toBe(202);
+    await home.replica?.kill();
+
+    const res = await app.api.buy(sale.productToken, "unreplicated", 1);
+    expect([res.status, code(res)]).toEqual([503, "UNAVAILABLE"]);
+    expect(Number(res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    // the script ran on the master and was voided there (by the route, or by the void it handed to QStash
+    // when its own void's writes were not acknowledged either): the sale as it was after the first buy
+    const master = new Redis(home.master.url);
+    try {
+      for (let i = 0; i < 100 && (await master.get(k.stock)) !== "9"; i++) await sleep(200);
+      expect(await master.get(k.stock)).toBe("9");
+      expect(Object.keys(await master.hgetall(k.holdings))).toEqual(["before"]);
+      const queued = Object.values(await master.hgetall(k.orders));
+      expect(queued.filter((doc) => doc.includes('"unreplicated"'))).toEqual([]);
+    } finally {
+      master.disconnect();
+    }
+  }, 60_000);
+});
