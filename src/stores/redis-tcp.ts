@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers";
 import calculateSlot from "cluster-key-slot";
 import Redis, { Cluster } from "ioredis";
 import type { RedisPipeline, RedisStore, SetOptions, ZRangeOptions } from "./redis-store";
@@ -12,7 +13,7 @@ export type RedisTcpOptions = {
   connectTimeoutMs?: number;
   /** Connect on the first command instead of at once (tests). */
   lazy?: boolean;
-  /** Replicas that must hold a script's writes before its reply counts ({@link scriptAcked}); none by default. */
+  /** Replicas that must hold a script's writes before its reply counts ({@link ackedScripts}); none by default. */
   replicaAcks?: ReplicaAcks;
 };
 
@@ -140,43 +141,92 @@ function evalCommand(
   return client.call(name, script, keys.length, ...keys, ...args.map(String));
 }
 
+/** A script waiting for its batch: the command, and how its caller is answered. */
+type AckedCall = { command: Command; resolve: (reply: unknown) => void; reject: (error: unknown) => void };
+
+/** Scripts of one batch at most: the next batch gathers while one is out. */
+const ACKED_BATCH = 256;
+
 /**
- * A script, then `WAIT replicas timeoutMs` in the same pipeline: on the same connection to the same node
- * (a Cluster sends a pipeline to the master of its keys' slot; WAIT has no key), so WAIT counts the
- * replicas that hold this script's writes. Fewer than asked within the timeout: rejected with
- * {@link ReplicaAckError}. The script did run on the master, but a failover before its replicas catch up
- * would lose it, so its outcome is unknown to the caller, as after a timeout: a buy runs the same attempt
+ * Script calls whose replies count once `acks.replicas` replicas hold their writes. The calls of one
+ * group (a Cluster's slot, or the one server) gather while the group's last batch is out, as ioredis's
+ * auto-pipelining gathers commands, and leave as one pipeline: the scripts, then one `WAIT replicas
+ * timeoutMs`. The pipeline goes on one connection to one node (a Cluster sends it to the master of the
+ * slot; WAIT has no key), so WAIT counts the replicas holding every script of the batch: one wait per batch,
+ * not per script. Fewer replicas than asked within the timeout: every script of the batch that ran is
+ * rejected with {@link ReplicaAckError}. It did run on the master, but a failover before its replicas catch
+ * up would lose it, so its outcome is unknown to the caller, as after a timeout: a buy runs the same attempt
  * again (a replay once the replicas have it) or voids it (src/stock/reserve.ts, src/buy/void-attempt.ts),
  * and a job is retried. A script's own error (NOSCRIPT included) is its answer, as without WAIT.
  */
-async function scriptAcked(
-  client: Redis | Cluster,
-  acks: ReplicaAcks,
-  name: "EVALSHA" | "EVAL",
-  script: string,
-  keys: string[],
-  args: unknown[],
-): Promise<unknown> {
-  const pair: Command[] = [
-    [name, [script, keys.length, ...keys, ...args.map(String)]],
-    ["WAIT", [acks.replicas, acks.timeoutMs]],
-  ];
-  let replies = await sendBatch(client, pair, false);
-  // ioredis follows a pipeline's redirection only when no write in it succeeded, and WAIT does: after a
-  // failover the script is told MOVED (it did not run) and the slots must be learned again here
-  for (let attempt = 1; attempt < REDIRECTED_TRIES && movedOrDown(client, replies[0]?.[0]); attempt++) {
-    await new Promise<void>((learned) => (client as Cluster).refreshSlotsCache(() => learned()));
-    await new Promise((r) => setTimeout(r, 50 * attempt));
-    replies = await sendBatch(client, pair, false);
-  }
-  const [[scriptError, reply] = [null, null], [waitError, acked] = [null, 0]] = replies;
-  if (scriptError) throw scriptError;
-  if (waitError) throw waitError;
-  if (Number(acked) < acks.replicas)
-    throw new ReplicaAckError(
-      `a script's writes reached ${Number(acked)} of ${acks.replicas} replica(s) within ${acks.timeoutMs} ms`,
+function ackedScripts(client: Redis | Cluster, acks: ReplicaAcks) {
+  const groups = new Map<number, { waiting: AckedCall[]; out: boolean }>();
+  const flush = async (slot: number) => {
+    const group = groups.get(slot);
+    if (!group || group.out || group.waiting.length === 0) return;
+    group.out = true;
+    try {
+      await sendAcked(client, acks, group.waiting.splice(0, ACKED_BATCH));
+    } finally {
+      group.out = false;
+      if (group.waiting.length > 0) void flush(slot);
+      else groups.delete(slot);
+    }
+  };
+  return (name: "EVALSHA" | "EVAL", script: string, keys: string[], args: unknown[]) =>
+    new Promise<unknown>((resolve, reject) => {
+      const slot = client instanceof Cluster && keys[0] !== undefined ? calculateSlot(keys[0]) : -1;
+      let group = groups.get(slot);
+      if (!group) {
+        group = { waiting: [], out: false };
+        groups.set(slot, group);
+      }
+      group.waiting.push({
+        command: [name, [script, keys.length, ...keys, ...args.map(String)]],
+        resolve,
+        reject,
+      });
+      if (!group.out && group.waiting.length === 1) setImmediate(() => void flush(slot));
+    });
+}
+
+/**
+ * One batch of {@link ackedScripts}: its scripts and one WAIT in one pipeline. ioredis follows a pipeline's
+ * redirection only when no write in it succeeded, and WAIT does: after a failover the scripts are told
+ * MOVED (they did not run), so the slots are learned again here and those scripts sent again.
+ */
+async function sendAcked(client: Redis | Cluster, acks: ReplicaAcks, calls: AckedCall[], attempt = 1) {
+  let replies: Replies;
+  try {
+    replies = await sendBatch(
+      client,
+      [...calls.map((c) => c.command), ["WAIT", [acks.replicas, acks.timeoutMs]]],
+      false,
     );
-  return reply;
+  } catch (error) {
+    for (const call of calls) call.reject(error);
+    return;
+  }
+  const [waitError, acked] = replies[calls.length] ?? [new Error("no reply to WAIT"), 0];
+  const unacked =
+    waitError ??
+    (Number(acked) < acks.replicas
+      ? new ReplicaAckError(
+          `a script's writes reached ${Number(acked)} of ${acks.replicas} replica(s) within ${acks.timeoutMs} ms`,
+        )
+      : null);
+  const redirected: AckedCall[] = [];
+  for (const [i, call] of calls.entries()) {
+    const [error, reply] = replies[i] ?? [new Error("no reply"), null];
+    if (error && attempt < REDIRECTED_TRIES && movedOrDown(client, error)) redirected.push(call);
+    else if (error) call.reject(error);
+    else if (unacked) call.reject(unacked);
+    else call.resolve(reply);
+  }
+  if (redirected.length === 0) return;
+  await new Promise<void>((learned) => (client as Cluster).refreshSlotsCache(() => learned()));
+  await new Promise((r) => setTimeout(r, 50 * attempt));
+  await sendAcked(client, acks, redirected, attempt + 1);
 }
 
 /**
@@ -228,10 +278,9 @@ export function storeOver(
     if (!reported) console.warn("redis:", error.message);
     reported = true;
   });
+  const acked = acks.replicas > 0 ? ackedScripts(client, acks) : null;
   const script = (name: "EVALSHA" | "EVAL", body: string, keys: string[], args: unknown[]) =>
-    acks.replicas > 0
-      ? scriptAcked(client, acks, name, body, keys, args)
-      : evalCommand(client, name, body, keys, args);
+    acked ? acked(name, body, keys, args) : evalCommand(client, name, body, keys, args);
   const store: Record<string, unknown> = {};
   for (const [method, build] of Object.entries(commands)) {
     store[method] = (...args: never[]) => send(client, (build as (...a: never[]) => Command)(...args));

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type RedisCluster, startRedisCluster } from "../../../local/redis-cluster";
 import type { RedisProcess } from "../../../local/redis-process";
 import { saleKeys } from "../../../src/stock/keys";
+import { connectRedisCluster } from "../../../src/stores/redis-tcp";
 import type { ApiResponse } from "../../support/api";
 import { appForFile } from "../../support/app-per-file";
 
@@ -93,6 +94,31 @@ async function buyAsAClientWould(productToken: string, userId: string, seen: Api
     await sleep(250);
   }
 }
+
+describe("the acknowledged scripts of the Cluster adapter", () => {
+  it("wait once per batch, not once per script: 400 scripts at once, every one acknowledged", async () => {
+    const redis = connectRedisCluster(cluster?.urls ?? [], {
+      replicaAcks: { replicas: 1, timeoutMs: 1_000 },
+    });
+    const key = saleKeys("acks-batch").stock;
+    const { master } = await homeOf(key);
+    const direct = new Redis(master.url);
+    try {
+      await redis.set(key, 0);
+      await direct.config("RESETSTAT");
+      const replies = await Promise.all(
+        Array.from({ length: 400 }, () => redis.eval("return redis.call('INCR', KEYS[1])", [key], [])),
+      );
+      expect(replies.map(Number).sort((a, b) => a - b)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+      const waits = Number(/cmdstat_wait:calls=(\d+)/.exec(await direct.info("commandstats"))?.[1] ?? 0);
+      expect(waits).toBeGreaterThan(0);
+      expect(waits).toBeLessThanOrEqual(40);
+    } finally {
+      direct.disconnect();
+      await redis.close();
+    }
+  });
+});
 
 describe("a script counts once a replica holds it (REDIS_REPLICA_ACKS=1)", () => {
   it("answers a buy 202 with its reservation already on the sale's replica", async () => {
