@@ -44,7 +44,9 @@ const kinds = [
   { name: "no acknowledgement (default)", replicas: 0 },
   { name: "REDIS_REPLICA_ACKS=1", replicas: 1 },
 ];
-const stores = kinds.map((k) => connectRedisTcp(master.url, { replicaAcks: { replicas: k.replicas, timeoutMs: 250 } }));
+const stores = kinds.map((k) =>
+  connectRedisTcp(master.url, { replicaAcks: { replicas: k.replicas, timeoutMs: 250 } }),
+);
 
 async function round(kind: number, r: number): Promise<{ perSecond: number; p50: number; p99: number }> {
   const saleId = `acks-${kind}-${r}`;
