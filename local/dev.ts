@@ -9,6 +9,7 @@
  * `npm run dev:deno` / `npm run dev:bun` (`--runtime deno|bun`): the same stack with the engine on Deno or
  * Bun instead (the bundle of src/runtime/<runtime>.ts, local/server-runtime.ts), its own cron
  * (`Deno.cron`, a timer on Bun) on wrangler.toml's schedule, settings from .dev.vars as environment variables.
+ * With `-- --stores 3` (and `--replicas 1`), their Redis is a real Redis Cluster of three masters.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
@@ -18,6 +19,7 @@ import { type CronTrigger, startCron, wranglerCrons } from "./cron";
 import { createDemoSale, printInstructions } from "./dev-demo";
 import { migrate } from "./migrate";
 import { waitFor } from "./ports";
+import { type RedisCluster, startRedisCluster } from "./redis-cluster";
 import { RedisNotInstalledError } from "./redis-process";
 import { buildServer, type ServerRuntime, type ServerRuntimeName, startServer } from "./server-runtime";
 import { type Stack, startStack } from "./stack";
@@ -36,6 +38,33 @@ function runtimeOption(): "workers" | ServerRuntimeName {
   if (name !== "workers" && name !== "deno" && name !== "bun")
     throw new Error(`--runtime ${name}: expected workers, deno or bun`);
   return name;
+}
+
+/**
+ * `--stores N` (default 1) and `--replicas R` (default 0): N > 1 starts a Redis Cluster of N masters with R
+ * replicas each (local/redis-cluster.ts) for the Deno and Bun engines, instead of the stack's one
+ * redis-server. Workers take one store.
+ */
+function storesOption(runtime: "workers" | ServerRuntimeName): { masters: number; replicas: number } {
+  const count = (flag: string, fallback: number) => {
+    const i = process.argv.indexOf(flag);
+    if (i < 0) return fallback;
+    const value = Number(process.argv[i + 1]);
+    if (!Number.isInteger(value) || value < 0 || value > 16)
+      throw new Error(`${flag} ${process.argv[i + 1] ?? ""}: expected a whole number from 0 to 16`);
+    return value;
+  };
+  const masters = count("--stores", 1);
+  const replicas = count("--replicas", 0);
+  if (masters < 1) throw new Error("--stores: at least 1");
+  if (masters === 1 && replicas > 0) throw new Error("--replicas needs --stores 3 or more (a Redis Cluster)");
+  if (masters > 1 && masters < 3) throw new Error("--stores: a Redis Cluster needs at least 3 masters");
+  if (masters > 1 && runtime === "workers")
+    throw new Error(
+      "--stores: several stores run with the engine on Deno or Bun (npm run dev:bun -- --stores 3); " +
+        "Workers take one Upstash database",
+    );
+  return { masters, replicas };
 }
 
 /** Every setting of .dev.vars (the server runtimes get them as environment variables). */
@@ -82,6 +111,7 @@ type Dev = {
   server?: ServerRuntime;
   cron?: CronTrigger;
   receiver?: WebhookReceiver;
+  cluster?: RedisCluster;
   stopping: boolean;
 };
 
@@ -92,13 +122,20 @@ async function main(): Promise<void> {
   const runtime = runtimeOption();
   stopOnSignals(dev);
   try {
+    const stores = storesOption(runtime);
     ensureSystemPackages(["redis-server"], { for: "dev" });
     const stack = await startStack({ mode: "dev", handleSignals: false });
     dev.stack = stack;
     await migrate(stack.vars.DATABASE_URL);
     console.log("[dev] migrations applied");
+    if (stores.masters > 1) {
+      dev.cluster = await startRedisCluster({ ...stores, dir: join(root, ".local", "redis-cluster") });
+      console.log(
+        `[dev] a Redis Cluster of ${stores.masters} masters, ${stores.replicas} replica(s) each: ${dev.cluster.urls.join(",")}`,
+      );
+    }
     if (runtime === "workers") await startOnWorkers(dev, stack);
-    else await startOnServer(dev, stack, runtime);
+    else await startOnServer(dev, stack, runtime, dev.cluster);
     const adminToken = devVar("ADMIN_TOKEN");
     dev.receiver = await startWebhookReceiver(workerUrl, adminToken);
     console.log(
@@ -127,6 +164,7 @@ async function stop(dev: Dev, code: number): Promise<void> {
     } catch {}
   }
   await dev.stack?.stop().catch(() => {});
+  await dev.cluster?.stop().catch(() => {});
   process.exit(code);
 }
 
@@ -159,8 +197,16 @@ async function startOnWorkers(dev: Dev, stack: Stack): Promise<void> {
   dev.cron = startCron({ fire: fireScheduled, log: (line) => console.error(`[dev] ${line}`) });
 }
 
-/** The engine's bundle on Deno or Bun, talking TCP to the stack's redis-server and Postgres. */
-async function startOnServer(dev: Dev, stack: Stack, runtime: ServerRuntimeName): Promise<void> {
+/**
+ * The engine's bundle on Deno or Bun, talking TCP to the stack's redis-server (or to `cluster`, when
+ * several stores were asked for) and Postgres.
+ */
+async function startOnServer(
+  dev: Dev,
+  stack: Stack,
+  runtime: ServerRuntimeName,
+  cluster: RedisCluster | undefined,
+): Promise<void> {
   await buildServer(runtime);
   const server = await startServer({
     runtime,
@@ -169,7 +215,7 @@ async function startOnServer(dev: Dev, stack: Stack, runtime: ServerRuntimeName)
       ...devVars(),
       ...stack.vars,
       // servers talk TCP to redis-server and Postgres (the REST stand-ins stay up for the tools)
-      REDIS_URL: stack.redis.url,
+      ...(cluster ? { REDIS_CLUSTER_NODES: cluster.urls.join(",") } : { REDIS_URL: stack.redis.url }),
       DATABASE_DRIVER: "tcp",
       CRON_SCHEDULE: wranglerCrons()[0] ?? "* * * * *",
     },
