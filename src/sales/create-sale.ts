@@ -87,6 +87,10 @@ export async function createSale(
   if (!(await insertSale(deps.db, record, audit))) {
     const existing = await findSaleByToken(deps.db, token);
     await recoverLostSales(deps);
+    // a creation cut off after its Redis steps ran unanswered (a timeout, a script no replica
+    // acknowledged) left a sale whose token the catalog may not hold: a recovery does not see it (the
+    // sale and the catalog are there), so the operator's retry registers it (idempotent)
+    if (existing) await registerProductToken(deps, existing.id, token);
     return { kind: "product_taken", saleId: existing?.id ?? null };
   }
   // the room's seed first: no step may find the sale without it (it would draw with an empty seed)

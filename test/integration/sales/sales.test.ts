@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { catalogKeys } from "../../../src/stock/keys";
 import { appForFile } from "../../support/app-per-file";
 import { INVALID_SALE_DEFINITION } from "../../support/sale-definitions";
 import { ADMIN_TOKEN } from "../../support/shopper";
@@ -94,6 +95,33 @@ describe("operator routes", () => {
     });
     expect([again.status, code(again.body)]).toEqual([409, "CONFLICT"]);
     expect((again.body.error as { saleId: string }).saleId).toBe(sale.saleId);
+  });
+
+  it("complete a creation cut off before its token reached the catalog when the operator asks again", async () => {
+    const sale = await app.api.createSale({ productId: "sku-cut-off", stock: 4 });
+    // the creation's last step lost: the token not in the catalog's index (the Bloom filter keeps it)
+    await app.redis.hdel(catalogKeys.tokens, sale.productToken);
+    const lost = await app.api.buy(sale.productToken, "cut-off-early", 1);
+    expect([lost.status, code(lost.body)]).toEqual([404, "UNKNOWN_PRODUCT"]);
+    const again = await app.api.admin("POST", "/sales", {
+      productId: "sku-cut-off",
+      name: "Again",
+      priceCents: 1,
+      stock: 4,
+      perUserLimit: 1,
+      startsAt: new Date().toISOString(),
+      endsAt: new Date(Date.now() + 60_000).toISOString(),
+      paymentWindowSeconds: 60,
+    });
+    expect([again.status, code(again.body)]).toEqual([409, "CONFLICT"]);
+    expect((again.body.error as { saleId: string }).saleId).toBe(sale.saleId);
+    const deadline = Date.now() + 10_000;
+    let bought = await app.api.buy(sale.productToken, "cut-off-later", 1);
+    while (bought.status !== 202 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250)); // each process's catalog reading refreshes by its version
+      bought = await app.api.buy(sale.productToken, "cut-off-later", 1);
+    }
+    expect(bought.status).toBe(202);
   });
 
   it("adjust stock while live, never below what is reserved", async () => {
