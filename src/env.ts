@@ -164,7 +164,12 @@ const configSchema = z
      */
     REDIS_REPLICA_ACKS: z.coerce.number().int().min(0).max(8).default(0),
     /** how long a script waits for REDIS_REPLICA_ACKS replicas before its outcome counts as unknown */
-    REDIS_REPLICA_ACK_TIMEOUT_MS: positiveInt(250),
+    REDIS_REPLICA_ACK_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .positive()
+      .max(1_000, "at most 1000: every command waits behind a batch's WAIT, within the 2 s command timeout")
+      .default(250),
     QSTASH_URL: z.url().optional(),
     QSTASH_TOKEN: z.string().min(1),
     QSTASH_CURRENT_SIGNING_KEY: z.string().min(1),

@@ -121,16 +121,31 @@ describe("the acknowledged scripts of the Cluster adapter", () => {
 });
 
 describe("a script counts once a replica holds it (REDIS_REPLICA_ACKS=1)", () => {
-  it("answers a buy 202 with its reservation already on the sale's replica", async () => {
+  it("answers a buy only once the sale's replica holds it: none while the replica is stopped, 202 after", async () => {
     const sale = await app.api.createSale({ stock: 10, perUserLimit: 2 });
     const { replica } = await homeOf(saleKeys(sale.saleId).stock);
     if (!replica) throw new Error("the sale's master has no replica");
-    for (let i = 1; i <= 3; i++) {
-      const res = await app.api.buy(sale.productToken, `on-replica-${i}`, 1);
+    const info = new Redis(replica.url);
+    const pid = Number(/process_id:(\d+)/.exec(await info.info("server"))?.[1]);
+    info.disconnect();
+    let answeredAt = 0;
+    let resumedAt = 0;
+    process.kill(pid, "SIGSTOP");
+    try {
+      const buying = app.api.buy(sale.productToken, "on-replica", 1).then((res) => {
+        answeredAt = Date.now();
+        return res;
+      });
+      await sleep(1_000);
+      resumedAt = Date.now();
+      process.kill(pid, "SIGCONT");
+      const res = await buying;
       expect(res.status).toBe(202);
-      // read at once, on the replica: the answer waited for it
-      expect(await readOnReplica(replica, saleKeys(sale.saleId).stock)).toBe(String(10 - i));
+      expect(answeredAt, "answered after the replica came back").toBeGreaterThanOrEqual(resumedAt);
+    } finally {
+      if (!resumedAt) process.kill(pid, "SIGCONT");
     }
+    expect(await readOnReplica(replica, saleKeys(sale.saleId).stock)).toBe("9");
   });
 
   it("keeps every acknowledged order through a failover mid-rush, and the other masters sell throughout", async () => {
