@@ -1,14 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { exampleSecrets } from "../../local/worker-runtime";
 import { ConfigError, type Env, readConfig } from "../../src/env";
+import { settingsWith } from "../support/settings-env";
 
-const base = (): Env =>
-  ({
-    ...exampleSecrets(),
-    REDIS_URL: "redis://127.0.0.1:6379",
-    DATABASE_URL: "postgres://localhost/flash",
-    PUBLIC_URL: "http://localhost:8787",
-  }) as unknown as Env;
+const base = (): Env => settingsWith();
 
 describe("identity settings (contract: Identity)", () => {
   it("refuses to start with JWT_JWKS_URL but without JWT_ISSUER or JWT_AUDIENCE, naming them", () => {

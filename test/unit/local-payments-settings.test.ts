@@ -1,14 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { exampleSecrets } from "../../local/worker-runtime";
-import { ConfigError, type Env, readConfig } from "../../src/env";
+import { ConfigError, readConfig } from "../../src/env";
+import { settingsWith } from "../support/settings-env";
 
-const env = (vars: Record<string, string>): Env =>
-  ({
-    ...exampleSecrets(),
-    REDIS_URL: "redis://127.0.0.1:6379",
-    DATABASE_URL: "postgres://localhost/flash",
-    ...vars,
-  }) as unknown as Env;
+const env = settingsWith;
 
 describe("PAYMENT_PROVIDER=local (press-to-pay) is for a loopback engine only", () => {
   it("refuses to start when PUBLIC_URL is not a loopback address, naming both settings", () => {

@@ -1,15 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { exampleSecrets } from "../../local/worker-runtime";
-import { ConfigError, type Env, readConfig } from "../../src/env";
+import { ConfigError, readConfig } from "../../src/env";
 import { operatorsOf } from "../../src/middleware/admin-auth";
+import { settingsWith } from "../support/settings-env";
 
-const env = (vars: Record<string, string>): Env =>
-  ({
-    ...exampleSecrets(),
-    REDIS_URL: "redis://127.0.0.1:6379",
-    DATABASE_URL: "postgres://localhost/flash",
-    ...vars,
-  }) as unknown as Env;
+const env = settingsWith;
 
 const ALICE = "alice-token-0123456789";
 const GRAFANA = "grafana-token-0123456789";

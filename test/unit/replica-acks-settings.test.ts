@@ -1,14 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { exampleSecrets } from "../../local/worker-runtime";
-import { ConfigError, type Env, readConfig } from "../../src/env";
+import { ConfigError, readConfig } from "../../src/env";
+import { settingsWith } from "../support/settings-env";
 
-const env = (vars: Record<string, string>): Env =>
-  ({
-    ...exampleSecrets(),
-    PUBLIC_URL: "http://127.0.0.1:8787",
-    DATABASE_URL: "postgres://localhost/flash",
-    ...vars,
-  }) as unknown as Env;
+const env = (vars: Record<string, string>) => settingsWith({ REDIS_URL: undefined, ...vars });
 
 describe("REDIS_REPLICA_ACKS and its timeout", () => {
   it("default to no acknowledgement, and take a count and a timeout with a TCP Redis", () => {
