@@ -13,11 +13,11 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { waitFor } from "../local/ports";
 import { startRedis } from "../local/redis-process";
-import { saleKeys } from "../src/stock/keys";
 import { reserveStockScript } from "../src/stock/reserve";
 import { reserveScriptCall } from "../src/stock/reserve-call";
 import { runScript } from "../src/stock/script";
 import { connectRedisTcp } from "../src/stores/redis-tcp";
+import { seedScriptSale } from "./setup/script-sale";
 
 const { values: args } = parseArgs({
   options: {
@@ -51,16 +51,7 @@ const stores = kinds.map((k) =>
 async function round(kind: number, r: number): Promise<{ perSecond: number; p50: number; p99: number }> {
   const saleId = `acks-${kind}-${r}`;
   const now = Date.now();
-  await admin.hset(saleKeys(saleId).meta, {
-    saleId,
-    startsAt: now - 60_000,
-    endsAt: now + 3_600_000,
-    paused: "0",
-    perUserLimit: 10,
-    paymentWindowMs: 600_000,
-    epoch: 1,
-  });
-  await admin.set(saleKeys(saleId).stock, 10_000_000);
+  await seedScriptSale(admin, saleId, now, 10_000_000);
   const store = stores[kind] as (typeof stores)[number];
   const took: number[] = [];
   let next = 0;

@@ -18,6 +18,7 @@ import { Redis } from "ioredis";
 import { startRedis } from "../local/redis-process";
 import { saleKeys } from "../src/stock/keys";
 import { type ReserveLine, reserveScriptCall } from "../src/stock/reserve-call";
+import { seedScriptSale } from "./setup/script-sale";
 
 const { values: args } = parseArgs({
   options: {
@@ -49,16 +50,7 @@ const SIZES = Array.from({ length: 12 }, (_, i) => `eu-${36 + i}`);
 
 async function sale(saleId: string, variants: boolean): Promise<void> {
   const k = saleKeys(saleId);
-  await client.hset(k.meta, {
-    saleId,
-    startsAt: now - 60_000,
-    endsAt: now + 3_600_000,
-    paused: "0",
-    perUserLimit: 10,
-    paymentWindowMs: 600_000,
-    epoch: 1,
-  });
-  await client.set(k.stock, 10_000_000);
+  await seedScriptSale(client, saleId, now, 10_000_000);
   if (variants) for (const s of SIZES) await client.hset(k.variantStock, s, 1_000_000);
 }
 

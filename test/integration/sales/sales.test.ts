@@ -8,6 +8,20 @@ const app = appForFile();
 
 const code = (body: Record<string, unknown>) => (body.error as { code?: string } | undefined)?.code;
 
+/** The operator asks for a sale of `productId` again (a retry, or a second sale of the same product). */
+function createAgain(productId: string, stock: number) {
+  return app.api.admin("POST", "/sales", {
+    productId,
+    name: "Again",
+    priceCents: 1,
+    stock,
+    perUserLimit: 1,
+    startsAt: new Date().toISOString(),
+    endsAt: new Date(Date.now() + 60_000).toISOString(),
+    paymentWindowSeconds: 60,
+  });
+}
+
 describe("shopper sale routes", () => {
   it("lists live and upcoming sales; the product token appears only once a sale is live", async () => {
     const now = Date.now();
@@ -83,16 +97,7 @@ describe("operator routes", () => {
 
   it("refuse a second sale for the same product", async () => {
     const sale = await app.api.createSale({ productId: "sku-unique-1" });
-    const again = await app.api.admin("POST", "/sales", {
-      productId: "sku-unique-1",
-      name: "Again",
-      priceCents: 1,
-      stock: 1,
-      perUserLimit: 1,
-      startsAt: new Date().toISOString(),
-      endsAt: new Date(Date.now() + 60_000).toISOString(),
-      paymentWindowSeconds: 60,
-    });
+    const again = await createAgain("sku-unique-1", 1);
     expect([again.status, code(again.body)]).toEqual([409, "CONFLICT"]);
     expect((again.body.error as { saleId: string }).saleId).toBe(sale.saleId);
   });
@@ -103,16 +108,7 @@ describe("operator routes", () => {
     await app.redis.hdel(catalogKeys.tokens, sale.productToken);
     const lost = await app.api.buy(sale.productToken, "cut-off-early", 1);
     expect([lost.status, code(lost.body)]).toEqual([404, "UNKNOWN_PRODUCT"]);
-    const again = await app.api.admin("POST", "/sales", {
-      productId: "sku-cut-off",
-      name: "Again",
-      priceCents: 1,
-      stock: 4,
-      perUserLimit: 1,
-      startsAt: new Date().toISOString(),
-      endsAt: new Date(Date.now() + 60_000).toISOString(),
-      paymentWindowSeconds: 60,
-    });
+    const again = await createAgain("sku-cut-off", 4);
     expect([again.status, code(again.body)]).toEqual([409, "CONFLICT"]);
     expect((again.body.error as { saleId: string }).saleId).toBe(sale.saleId);
     const deadline = Date.now() + 10_000;
