@@ -1,7 +1,8 @@
 /**
  * A real Redis Cluster of private `redis-server`s (Debian's package) for the local stack and the tests:
  * `masters` masters, each with `replicas` replicas, made by `redis-cli --cluster create` and ready once
- * every node reports `cluster_state:ok` and every replica has finished its first sync. Nodes keep nothing on disk, like {@link startRedis}'s server.
+ * every node reports `cluster_state:ok` and every replica has finished its first sync. Nodes keep nothing
+ * on disk, like {@link startRedis}'s server.
  *
  * @example
  * const cluster = await startRedisCluster({ masters: 3 });
@@ -68,30 +69,27 @@ export async function startRedisCluster(
       String(replicas),
       "--cluster-yes",
     ]);
-    await waitFor(
-      async () => {
-        const infos = await Promise.all(
-          nodes.map((n) => run(cli, ["-p", String(n.port), "cluster", "info"]).then((r) => r.stdout)),
-        );
-        return infos.every((info) => info.includes("cluster_state:ok"));
-      },
-      { timeoutMs: 30_000, intervalMs: 200, what: "the Redis Cluster's state ok" },
-    );
-    // a replica counts (WAIT, a failover) once its first sync with its master is done and every node
-    // knows it as one (CLUSTER SLOTS lists it)
+    // ready once every node serves every slot, and every replica has done its first sync and is known to
+    // every node as one: only then does it count (WAIT, a failover)
     const ask = (port: number, ...args: string[]) =>
       run(cli, ["-p", String(port), ...args]).then((r) => r.stdout);
     const masterPorts = nodes.slice(0, masters).map((n) => n.port);
     await waitFor(
       async () => {
-        const infos = await Promise.all(masterPorts.map((port) => ask(port, "info", "replication")));
+        const states = await Promise.all(nodes.map((n) => ask(n.port, "cluster", "info")));
+        const syncs = await Promise.all(masterPorts.map((port) => ask(port, "info", "replication")));
         const views = await Promise.all(nodes.map((n) => ask(n.port, "cluster", "nodes")));
         return (
-          infos.every((info) => (info.match(/^slave\d+:.*state=online/gm) ?? []).length === replicas) &&
+          states.every((info) => info.includes("cluster_state:ok")) &&
+          syncs.every((info) => (info.match(/^slave\d+:.*state=online/gm) ?? []).length === replicas) &&
           views.every((view) => (view.match(/[ ,]slave[ ,]/g) ?? []).length === masters * replicas)
         );
       },
-      { timeoutMs: 30_000, intervalMs: 200, what: "every replica in sync and known to every node" },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: "the Redis Cluster serving every slot, its replicas in sync",
+      },
     );
     return { nodes, urls: nodes.map((n) => n.url), stop };
   } catch (error) {
