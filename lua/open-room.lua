@@ -20,6 +20,7 @@
   KEYS[2]  meta     hash: paused, recoveringUntil (read; absent when Redis lost the sale)
   KEYS[3]  tickets  hash: userId -> ticket JSON (its admission's end `x` moved for the quiet period)
   KEYS[4]  active   zset: userId -> admission expiresAt (ms; moved with `x`)
+  KEYS[5]  journal  zset: the moved tickets and "~room" added (journalled for Postgres, room-step.lua)
 
   ARGV[1]  seed (32 random bytes, hex; the caller's randomness: none is made here)
   ARGV[2]  seedHash (SHA-256 of the seed, hex)
@@ -32,8 +33,18 @@
     20  ALREADY_EXISTS (the room had a seed; nothing of it changed)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 ]]
+local seq = nil
+local function journal(member)
+  if not seq then
+    seq = redis.call("HINCRBY", KEYS[1], "seq", 1)
+  end
+  if not redis.call("ZSCORE", KEYS[5], member) then
+    redis.call("ZADD", KEYS[5], seq, member)
+  end
+  return seq
+end
 local now = tonumber(ARGV[4] or "")
-if now and KEYS[4] then
+if now and KEYS[5] then
   local meta = redis.call("HMGET", KEYS[2], "paused", "recoveringUntil")
   local room = redis.call("HMGET", KEYS[1], "pausedAt", "quietUntil")
   local paused = meta[1] == "1" and room[1] ~= false
@@ -41,12 +52,13 @@ if now and KEYS[4] then
   local from = math.max(now, tonumber(meta[2] or "0"), tonumber(room[2] or "0"))
   local shift = tonumber(ARGV[5]) - from
   if shift > 0 then
-    redis.call("HSET", KEYS[1], "quietUntil", ARGV[5])
+    redis.call("HSET", KEYS[1], "quietUntil", ARGV[5], "v", journal("~room"))
   end
   if not paused and shift > 0 then
     for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[4], "(" .. now, "+inf")) do
       local t = cjson.decode(redis.call("HGET", KEYS[3], userId))
       t.x = t.x + shift
+      t.v = journal(userId)
       redis.call("HSET", KEYS[3], userId, cjson.encode(t))
       redis.call("ZADD", KEYS[4], t.x, userId)
     end

@@ -9,6 +9,8 @@
   KEYS[3]  line     list: the tickets taken before the start, in join order; positions after
   KEYS[4]  late     list: the tickets taken after the start before the seal (emptied here)
   KEYS[5]  entries  string: the sorted entry list (JSON), published by the draw route
+  KEYS[6]  journal  zset: "~room" added (the seal is journalled for Postgres, room-step.lua); the tickets'
+                    positions are not: they follow from the seed, the entries and the join numbers
 
   ARGV[1]  now (ms)
   ARGV[2]  entriesHash (SHA-256 of the sorted entry list)
@@ -46,4 +48,9 @@ for _, userId in ipairs(late) do
 end
 redis.call("HSET", KEYS[1], "sealed", "1", "drawnAt", ARGV[1], "entriesHash", ARGV[2])
 redis.call("SET", KEYS[5], ARGV[3])
+local seq = redis.call("HINCRBY", KEYS[1], "seq", 1)
+redis.call("HSET", KEYS[1], "v", seq)
+if not redis.call("ZSCORE", KEYS[6], "~room") then
+  redis.call("ZADD", KEYS[6], seq, "~room")
+end
 return 1

@@ -38,6 +38,8 @@
   KEYS[6]  line      list: userIds; before the seal the tickets taken before startsAt, then positions
   KEYS[7]  late      list: userIds that joined at or after startsAt before the seal
   KEYS[8]  active    zset: userId -> admission expiresAt (ms)
+  KEYS[9]  journal   zset: what changed and is not yet in Postgres (userId, or "~room" for the room's
+                     durable fields) -> the journal position of its first change since (src/room/room-record.ts)
 
   ARGV[1]  now (ms)
   ARGV[2]  userId joining, or "" (a step without a join)
@@ -48,15 +50,31 @@
   ARGV[7]  userId whose ticket to return ("" for none)
 
   Returns:
-    {1, ticket or "", frontier, cutoff or -1, free, held, remaining, sealed, length, admittedNow, pausedAt}
-                        OK (length = tickets in line and late lists; pausedAt -1 but while a pause runs)
+    {1, ticket or "", frontier, cutoff or -1, free, held, remaining, sealed, length, admittedNow, pausedAt, seq}
+                        OK (length = tickets in line and late lists; pausedAt -1 but while a pause runs; seq:
+                        the room's journal position after this step: what the caller shows is in Postgres
+                        once the journal is written that far)
     {2}                 NOT_INITIALISED: the sale is not in this Redis
     {23}                NO_QUEUE: the sale admits everyone (admission "open")
     {5}                 ENDED: a join after the sale's end (nothing changed)
     {24}                ENTRIES_CLOSED: a join of a draw after its start (nothing changed)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
+
+  Every change is journalled: one position per step that changes anything (the room's seq), written
+  into each changed ticket (`v`) and the room (`v`), and the changed ticket's user (or "~room") added to
+  the journal at its first change since it was last written to Postgres.
 ]]
 local now = tonumber(ARGV[1])
+local seq = nil
+local function journal(member)
+  if not seq then
+    seq = redis.call("HINCRBY", KEYS[4], "seq", 1)
+  end
+  if not redis.call("ZSCORE", KEYS[9], member) then
+    redis.call("ZADD", KEYS[9], seq, member)
+  end
+  return seq
+end
 local joining = ARGV[2]
 local meta = redis.call("HMGET", KEYS[1], "perUserLimit", "startsAt", "endsAt", "admission", "paused",
   "recoveringUntil")
@@ -94,7 +112,8 @@ if joining ~= "" and redis.call("HEXISTS", KEYS[5], joining) == 0 then
   else
     redis.call("RPUSH", KEYS[7], joining)
   end
-  redis.call("HSET", KEYS[5], joining, cjson.encode({id = ARGV[3], n = n, p = position, s = "w", h = 0, x = 0, at = now}))
+  redis.call("HSET", KEYS[5], joining,
+    cjson.encode({id = ARGV[3], n = n, p = position, s = "w", h = 0, x = 0, at = now, v = journal(joining)}))
 end
 
 local state = redis.call("HMGET", KEYS[4], "frontier", "cutoff", "held", "countedRemaining")
@@ -137,6 +156,7 @@ if sealed then
     for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[8], "-inf", lapsedBy)) do
       local t = cjson.decode(redis.call("HGET", KEYS[5], userId))
       t.s = "l"
+      t.v = journal(userId)
       redis.call("HSET", KEYS[5], userId, cjson.encode(t))
       redis.call("ZREM", KEYS[8], userId)
     end
@@ -159,6 +179,7 @@ if sealed then
         t.s = "a"
         t.h = math.min(limit, free)
         t.x = now + window
+        t.v = journal(userId)
         redis.call("HSET", KEYS[5], userId, cjson.encode(t))
         redis.call("ZADD", KEYS[8], t.x, userId)
         free = free - t.h
@@ -186,6 +207,9 @@ if sealed then
     end
   end
   redis.call("HSET", KEYS[4], "frontier", frontier, "cutoff", cutoff, "held", held)
+  if frontier ~= tonumber(state[1] or "0") or cutoff ~= tonumber(state[2] or "-1") then
+    redis.call("HSET", KEYS[4], "v", journal("~room"))
+  end
   freeNow = free
   -- a room rebuilt after a loss does not know what its earlier admissions still take: nothing is free
   -- for a verdict (will_get) until they have run out
@@ -200,4 +224,4 @@ if ARGV[7] ~= "" then
 end
 local length = redis.call("LLEN", KEYS[6]) + redis.call("LLEN", KEYS[7])
 return {1, ticket, frontier, cutoff, freeNow, held, remaining, sealed and 1 or 0, length, admittedNow,
-  pausedAt or -1}
+  pausedAt or -1, seq or tonumber(redis.call("HGET", KEYS[4], "seq") or "0")}

@@ -20,6 +20,7 @@
                     its beginning); quietUntil (read, open-room.lua's)
   KEYS[3]  tickets  hash: userId -> ticket JSON (its admission's end `x` moved on the resume)
   KEYS[4]  active   zset: userId -> admission expiresAt (ms; moved with `x`)
+  KEYS[5]  journal  zset: the moved tickets and "~room" added (journalled for Postgres, room-step.lua)
 
   ARGV[1]  "1" to pause, "0" to resume
   ARGV[2]  this pause's or resume's version: sales.pause_version, bumped in Postgres under the sale's row
@@ -32,6 +33,16 @@
     19  STALE (a newer pause or resume is already in place; nothing written)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 ]]
+local seq = nil
+local function journal(member)
+  if not seq then
+    seq = redis.call("HINCRBY", KEYS[2], "seq", 1)
+  end
+  if not redis.call("ZSCORE", KEYS[5], member) then
+    redis.call("ZADD", KEYS[5], seq, member)
+  end
+  return seq
+end
 if redis.call("HEXISTS", KEYS[1], "epoch") == 0 then
   return 2
 end
@@ -56,7 +67,7 @@ local samePause = pausedAt and room[2] == ARGV[2]
 if ARGV[1] == "1" then
   -- a pausedAt left by a pause whose resume never reached this meta (a rebuild wrote the flag) is old
   if not ((wasPaused or samePause) and pausedAt) then
-    redis.call("HSET", KEYS[2], "pausedAt", buyableFrom, "pausedVersion", ARGV[2])
+    redis.call("HSET", KEYS[2], "pausedAt", buyableFrom, "pausedVersion", ARGV[2], "v", journal("~room"))
   end
   return 1
 end
@@ -66,10 +77,12 @@ if wasPaused and pausedAt then
     for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[4], "(" .. pausedAt, "+inf")) do
       local t = cjson.decode(redis.call("HGET", KEYS[3], userId))
       t.x = t.x + shift
+      t.v = journal(userId)
       redis.call("HSET", KEYS[3], userId, cjson.encode(t))
       redis.call("ZADD", KEYS[4], t.x, userId)
     end
   end
   redis.call("HDEL", KEYS[2], "pausedAt", "pausedVersion")
+  redis.call("HSET", KEYS[2], "v", journal("~room"))
 end
 return 1

@@ -348,3 +348,43 @@ export const auditLog = pgTable(
   },
   (t) => [index("audit_log_sale_idx").on(t.saleId, t.id)],
 );
+
+/**
+ * What a queue or draw sale's waiting room promised, kept beside Redis so a rebuild after a Redis loss
+ * gives the room back as it was (src/room/room-record.ts): the seed from the sale's creation (the
+ * `seedHash` published then stays the one the draw opens), and, written from the room's journal before
+ * any answer shows them, the line's seal and the frontier, the cutoff and a pause's start. `v` is the
+ * room's journal position those fields were read at (an older reading never overwrites a newer one).
+ */
+export const roomRecords = pgTable("room_records", {
+  saleId: text("sale_id")
+    .primaryKey()
+    .references(() => sales.id, { onDelete: "cascade" }),
+  seed: text("seed").notNull(),
+  seedHash: text("seed_hash").notNull(),
+  /** the room hash's durable fields as Redis held them (frontier, cutoff, sealed, drawnAt, entriesHash, …) */
+  fields: jsonb("fields").notNull().default({}),
+  /** the sorted entry list the seal published (a draw's `entries`) */
+  entries: jsonb("entries"),
+  v: bigint("v", { mode: "number" }).notNull().default(0),
+  /** the journal position up to which every change of the room is here */
+  through: bigint("through", { mode: "number" }).notNull().default(0),
+});
+
+/**
+ * A waiting room's tickets as Redis last showed them (room-step.lua's ticket JSON: id, join number,
+ * position, state, units held, admission end, joined at), each with the journal position `v` of its last
+ * change: an older reading never overwrites a newer one.
+ */
+export const roomTickets = pgTable(
+  "room_tickets",
+  {
+    saleId: text("sale_id")
+      .notNull()
+      .references(() => sales.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    ticket: jsonb("ticket").notNull(),
+    v: bigint("v", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.saleId, t.userId] })],
+);

@@ -74,6 +74,11 @@ export type Memory = {
   admissionModes: Map<string, AdmissionMode>;
   /** each sale's variants once read (they never change): a cart's lines are checked before a stock command (src/buy/cart.ts) */
   saleVariants: Map<string, VariantDefinition[]>;
+  /**
+   * each waiting room's journal position known written to Postgres, and when a request of this process
+   * began writing it (0: none is): the others wait on the number, not on that request (src/room/room-record.ts)
+   */
+  roomRecords: Map<string, { through: number; writingSince: number }>;
   /** one upstream feed of each watched waiting room (src/realtime/room-feed.ts) */
   rooms: SharedSnapshot<RoomReading>;
   /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
@@ -135,6 +140,7 @@ export function createMemory(t: FeedTimings): Memory {
     },
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
     admissionModes: new Map(),
+    roomRecords: new Map(),
     saleVariants: new Map(),
     rooms: createSharedSnapshot<RoomReading>({ maxAgeMs: Math.min(t.saleFeedMs * 2, 500) }),
     keySets: new Map(),

@@ -5,6 +5,7 @@ import { type AppliedAdjustment, recordAppliedAdjustments } from "../catalog/sal
 import { withDb } from "../db/client";
 import { openRoom } from "../room/open-room";
 import { holdGraceMs } from "../room/room";
+import { restoreRoom } from "../room/room-record";
 import type { RebuildDeps } from "../services";
 import { replaceSaleState } from "../stock/replace-state";
 import { storeNow } from "../stores/store-clock";
@@ -49,13 +50,16 @@ export async function rebuildSale(
   const defer = deps.defer ?? ((p: Promise<unknown>) => void p.catch(() => {}));
   const pausedUntil = (await storeNow({ ...deps, defer })) + quietSeconds * 1000;
   const state = stateOf(read, pausedUntil);
-  // a queue or draw sale's room: its seed kept, or a new one when it has none (lost with Redis); a room
-  // lost after the start forgot what its admissions hold: it admits nobody until they have run out; a
-  // kept room's running admissions get the quiet period back (nobody may buy meanwhile)
+  // a queue or draw sale's room: kept, or given back from its Postgres record when Redis lost it; a
+  // lost room without a record (a sale from before records) gets its recorded or a new seed, and, lost
+  // after the start, admits nobody until the admissions it forgot have run out; the room's running
+  // admissions get the quiet period back (nobody may buy meanwhile)
   if (admissionOf(sale.admission) !== "open") {
     const now = pausedUntil - quietSeconds * 1000;
+    const restored = await restoreRoom(deps, saleId, ms(sale.starts_at));
     const drained = now + deps.config.ADMISSION_WINDOW_SECONDS * 1000 + holdGraceMs(deps.config);
-    await openRoom(deps.redis, saleId, now >= ms(sale.starts_at) ? drained : 0, {
+    const admitFrom = restored === "unrecorded" && now >= ms(sale.starts_at) ? drained : 0;
+    await openRoom(deps, saleId, admitFrom, {
       from: now,
       until: pausedUntil,
     });

@@ -7,6 +7,7 @@ import { sealRoomLine } from "../stock/room-seal";
 import { runRoomStep, type StepOutcome } from "../stock/room-step";
 import { withRedis } from "../stores/with-redis";
 import { drawOrder, entriesHash, sortedEntries } from "./draw";
+import { untilRoomRecorded } from "./room-record";
 
 /** What a room step does besides promoting: a user joining, the user whose ticket to read, the paid units. */
 export type StepInput = { join?: string; read?: string; paidUnits?: number };
@@ -19,7 +20,8 @@ export function holdGraceMs(config: Deps["config"]): number {
 /**
  * One step of a sale's waiting room at the store's `now`: the join (if any), lapses, admissions and
  * the cutoff in one script call; at the first step after the start, the line is sealed first (the
- * tickets taken before the start in draw order, src/room/draw.ts), then stepped.
+ * tickets taken before the start in draw order, src/room/draw.ts), then stepped. What it returns is in
+ * the room's Postgres record before it is returned (src/room/room-record.ts).
  *
  * @example
  * const outcome = await stepRoom(d, sale, now, { join: userId, read: userId });
@@ -40,10 +42,14 @@ export async function stepRoom(
     graceMs: holdGraceMs(d.config),
     paidUnits: input.paidUnits ?? -1,
   };
-  const outcome = await runRoomStep(d.redis, req);
-  if (outcome.kind !== "stepped" || outcome.room.sealed || now < sale.startsAt) return outcome;
-  await sealRoom(d, sale.saleId, now);
-  return runRoomStep(d.redis, { ...req, join: "" });
+  const first = await runRoomStep(d.redis, req);
+  const outcome =
+    first.kind !== "stepped" || first.room.sealed || now < sale.startsAt
+      ? first
+      : await sealRoom(d, sale.saleId, now).then(() => runRoomStep(d.redis, { ...req, join: "" }));
+  // nothing the step shows is shown before Postgres holds it (a Redis loss must not take it back)
+  if (outcome.kind === "stepped") await untilRoomRecorded(d, sale.saleId, outcome.room.seq);
+  return outcome;
 }
 
 /** How long one caller may take to seal before another may try (the seal itself is atomic either way). */

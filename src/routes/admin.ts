@@ -16,6 +16,7 @@ import type { AuditActor } from "../db/audit-log";
 import { ApiError } from "../http/api-error";
 import { auditActor } from "../middleware/admin-auth";
 import { jsonBody } from "../middleware/json-body";
+import { writeRoomJournal } from "../room/room-record";
 import { type CreateSaleOutcome, createSale } from "../sales/create-sale";
 import { setSalePaused } from "../stock/pause";
 import { storeNow } from "../stores/store-clock";
@@ -117,6 +118,9 @@ async function setPaused(
   });
   const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   await setSalePaused(d.redis, found.saleId, paused, { version, now });
+  // a waiting room's pause start (or the ends its resume moved) into its record now, if Postgres takes
+  // it; else the next step writes it (src/room/room-record.ts)
+  if ((found.admission ?? "open") !== "open") await writeRoomJournal(d, found.saleId).catch(() => 0);
   forgetSaleList(d.memory);
   await announceSaleChange(d, found.saleId);
   return toSaleView({ ...found, paused }, d.now, "operator");

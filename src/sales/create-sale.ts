@@ -94,7 +94,7 @@ export async function createSale(
     return { kind: "product_taken", saleId: existing?.id ?? null };
   }
   // the room's seed first: no step may find the sale without it (it would draw with an empty seed)
-  if (record.admission !== "open") await openRoom(deps.redis, record.saleId);
+  if (record.admission !== "open") await openRoom(deps, record.saleId);
   await initSale(deps.redis, record.saleId, toMetaFields(record), variantStockOf(definition.variants));
   await registerProductToken(deps, record.saleId, token);
   return {

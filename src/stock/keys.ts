@@ -27,6 +27,13 @@ export function saleKeys(saleId: string) {
     late: `${p}:q:late`,
     active: `${p}:q:active`,
     entries: `${p}:q:entries`,
+    /** what changed in the room and is not yet in Postgres: member -> journal position (src/room/room-record.ts) */
+    journal: `${p}:q:journal`,
+    /** a room restored from Postgres is staged under these (one set per restore) before room-restore.lua */
+    staged: (nonce: string) => ({
+      tickets: `${p}:q:staged:${nonce}:tickets`,
+      lists: `${p}:q:staged:${nonce}:lists`,
+    }),
     /** a short lease: one caller at a time reads and ranks the line to seal it (src/room/room.ts) */
     sealing: `${p}:q:sealing`,
     /** Length-prefixed user id: no two (user, key) pairs share a name, whatever characters they hold. */

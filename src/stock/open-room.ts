@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const openRoomScript = defineScript(
   "open-room",
   openRoomLua,
-  "655a36440875f02c4018654c761d6f6927af8472",
+  "b2d011d9e01b8599505a893eb10f0ae081d8cb11",
 );
 
 /**
@@ -24,7 +24,7 @@ export async function writeRoomSeed(
   quiet?: { from: number; until: number },
 ): Promise<boolean> {
   const k = saleKeys(saleId);
-  const keys = quiet ? [k.room, k.meta, k.tickets, k.active] : [k.room];
+  const keys = quiet ? [k.room, k.meta, k.tickets, k.active, k.journal] : [k.room];
   const args = [seed.seed, seed.seedHash, String(admitFrom)];
   if (quiet) args.push(String(quiet.from), String(quiet.until));
   const reply = await withRedis(() => runScript(redis, openRoomScript, keys, args));

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const setSalePausedScript = defineScript(
   "set-sale-paused",
   setSalePausedLua,
-  "473c521436f11c1d3f5877ddc57e0079dbed2c60",
+  "dca0522a33a6df6b1a1c365f1138aedec8458259",
 );
 
 /**
@@ -31,7 +31,7 @@ export async function setSalePaused(
     runScript(
       redis,
       setSalePausedScript,
-      [k.meta, k.room, k.tickets, k.active],
+      [k.meta, k.room, k.tickets, k.active, k.journal],
       [paused ? "1" : "0", String(at.version), String(at.now)],
     ),
   );

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const roomSealScript = defineScript(
   "room-seal",
   roomSealLua,
-  "f356f62416465136a1928146c90c0d2525d26cb6",
+  "1d5f49879fd32c75fcd533f7fbf31f2c6de927a9",
 );
 
 export type SealOutcome = "sealed" | "already_sealed" | "line_changed";
@@ -25,7 +25,7 @@ export async function sealRoomLine(
   at: { now: number; entriesHash: string; entries: string[]; ranked: string[] },
 ): Promise<SealOutcome> {
   const k = saleKeys(saleId);
-  const keys = [k.room, k.tickets, k.line, k.late, k.entries];
+  const keys = [k.room, k.tickets, k.line, k.late, k.entries, k.journal];
   const args = [at.now, at.entriesHash, JSON.stringify(at.entries), ...at.ranked];
   const reply = await withRedis(() => runScript(redis, roomSealScript, keys, args));
   switch (codeOf("room-seal", reply, CODES)) {

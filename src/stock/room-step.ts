@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const roomStepScript = defineScript(
   "room-step",
   roomStepLua,
-  "95bef0edef7b33e41e4969331fa04fa27f8c956e",
+  "607159821b36fa74fd5bba007cbfab8b3e97d2f0",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */
@@ -20,6 +20,8 @@ export type StoredTicket = {
   h: number;
   x: number;
   at: number;
+  /** the room's journal position of its last change (src/room/room-record.ts) */
+  v?: number;
 };
 
 /** The room after a step: what every waiter's verdict is derived from (src/room/verdict.ts). */
@@ -40,6 +42,8 @@ export type RoomState = {
    * resume moves their ends by its length); null otherwise
    */
   pausedAt: number | null;
+  /** the room's journal position after the step: what it shows is durable once Postgres has it */
+  seq: number;
 };
 
 export type StepOutcome =
@@ -68,7 +72,7 @@ const CODES = ["OK", "NOT_INITIALISED", "NO_QUEUE", "ENDED", "ENTRIES_CLOSED"] a
 /** One step of the waiting room (room-step.lua): an optional join, lapses, admissions, the cutoff. */
 export async function runRoomStep(redis: Redis, req: StepRequest): Promise<StepOutcome> {
   const k = saleKeys(req.saleId);
-  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active];
+  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active, k.journal];
   const args = [req.now, req.join, req.ticketId, req.windowMs, req.graceMs, req.paidUnits, req.read];
   const reply = await withRedis(() => runScript<ScriptReply>(redis, roomStepScript, keys, args));
   switch (codeOf("room-step", reply, CODES)) {
@@ -86,7 +90,7 @@ export async function runRoomStep(redis: Redis, req: StepRequest): Promise<StepO
 }
 
 function decodeStep(reply: ScriptReply): StepOutcome {
-  const [, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt] =
+  const [, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt, seq] =
     reply.map((v, i) => (i === 1 ? v : Number(v)));
   const room: RoomState = {
     frontier: Number(frontier),
@@ -98,6 +102,7 @@ function decodeStep(reply: ScriptReply): StepOutcome {
     length: Number(length),
     admittedNow: Number(admittedNow),
     pausedAt: pausedAt === undefined || Number(pausedAt) < 0 ? null : Number(pausedAt),
+    seq: Number(seq ?? 0),
   };
   const stored = typeof ticket === "string" && ticket !== "" ? (JSON.parse(ticket) as StoredTicket) : null;
   return { kind: "stepped", room, ticket: stored };

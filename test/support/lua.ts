@@ -141,7 +141,7 @@ export async function sealRoom(redis: Redis, saleId: string, now: number): Promi
   const userOf = new Map(ids.map((id, i) => [id, users[i] ?? ""]));
   const entries = sortedEntries(ids);
   const ranked = (await drawOrder(String(line[1]), entries)).map((id) => userOf.get(id) ?? "");
-  const keys = [k.room, k.tickets, k.line, k.late, k.entries];
+  const keys = [k.room, k.tickets, k.line, k.late, k.entries, k.journal];
   const args = [now, await entriesHash(entries), JSON.stringify(entries), ...ranked];
   return Number(await redis.eval(lua("room-seal"), keys.length, ...keys, ...args.map(String)));
 }

@@ -12,7 +12,10 @@ import { initSaleScript } from "../../src/stock/preheat";
 import { rebuildSaleScript } from "../../src/stock/replace-state";
 import { reserveStockScript } from "../../src/stock/reserve";
 import { restoreStockScript } from "../../src/stock/restore";
+import { roomJournalScript } from "../../src/stock/room-journal";
+import { roomJournalAckScript } from "../../src/stock/room-journal-ack";
 import { roomLineScript } from "../../src/stock/room-line";
+import { roomRestoreScript } from "../../src/stock/room-restore";
 import { roomSealScript } from "../../src/stock/room-seal";
 import { roomStepScript } from "../../src/stock/room-step";
 import type { LuaScript } from "../../src/stock/script";
@@ -26,7 +29,10 @@ const scripts: LuaScript[] = [
   openRoomScript,
   rebuildSaleScript,
   releaseLockScript,
+  roomJournalScript,
+  roomJournalAckScript,
   roomLineScript,
+  roomRestoreScript,
   roomSealScript,
   roomStepScript,
   reserveStockScript,

@@ -71,7 +71,17 @@ describe("the waiting room against random interleavings", () => {
           const positions = new Map<string, number>();
           const orders: { id: string; u: string; q: number; state: "live" | "paid" | "gone" }[] = [];
           const step = async (o: { join?: string; read?: string; paid?: number }) => {
-            const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active];
+            const keys = [
+              k.meta,
+              k.stock,
+              k.holdings,
+              k.room,
+              k.tickets,
+              k.line,
+              k.late,
+              k.active,
+              k.journal,
+            ];
             const args = [now, o.join ?? "", `t-${o.join ?? ""}`, WINDOW, GRACE, o.paid ?? -1, o.read ?? ""];
             const r = (await redis.eval(lua("room-step"), keys.length, ...keys, ...args.map(String))) as (
               | string

@@ -1,0 +1,33 @@
+--[[
+  room-journal-ack: forgets the journal's members whose state is now in Postgres (src/room/room-record.ts),
+  unless they changed since they were read (their `v` moved on): those stay, to be written again.
+
+  KEYS[1]  room     hash: v (the journal position of the room fields' last change)
+  KEYS[2]  tickets  hash: userId -> ticket JSON {…, v}
+  KEYS[3]  journal  zset: member -> journal position of its first unwritten change
+
+  ARGV     pairs: member ("~room" or a userId), the `v` written ("" for a user without a ticket)
+
+  Returns:
+    {1, forgotten}   OK (the number of members forgotten)
+    {2}              NOT_INITIALISED: the room has no seed (lost: nothing to forget)
+  Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
+]]
+if redis.call("HEXISTS", KEYS[1], "seed") == 0 then
+  return {2}
+end
+local forgotten = 0
+for i = 1, #ARGV, 2 do
+  local member = ARGV[i]
+  local current
+  if member == "~room" then
+    current = redis.call("HGET", KEYS[1], "v") or ""
+  else
+    local ticket = redis.call("HGET", KEYS[2], member)
+    current = ticket and tostring(cjson.decode(ticket).v or "") or ""
+  end
+  if current == ARGV[i + 1] then
+    forgotten = forgotten + redis.call("ZREM", KEYS[3], member)
+  end
+end
+return {1, forgotten}

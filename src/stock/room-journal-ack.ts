@@ -1,0 +1,26 @@
+import roomJournalAckLua from "../../lua/room-journal-ack.lua";
+import type { RedisStore as Redis } from "../stores/redis-store";
+import { withRedis } from "../stores/with-redis";
+import { saleKeys } from "./keys";
+import type { JournalPage } from "./room-journal";
+import { defineScript, runScript } from "./script";
+
+export const roomJournalAckScript = defineScript(
+  "room-journal-ack",
+  roomJournalAckLua,
+  "5fdf6555b7672a72c5f6f5c30600b4f43d2668e6",
+);
+
+/**
+ * Forgets the members of a page now in Postgres, each unless it changed since it was read
+ * (room-journal-ack.lua).
+ */
+export async function acknowledgeRoomJournal(redis: Redis, saleId: string, page: JournalPage): Promise<void> {
+  const args: string[] = [];
+  if (page.room) args.push("~room", page.room.fields.v ?? "");
+  for (const { userId, ticket } of page.tickets)
+    args.push(userId, ticket?.v === undefined ? "" : String(ticket.v));
+  if (args.length === 0) return;
+  const k = saleKeys(saleId);
+  await withRedis(() => runScript(redis, roomJournalAckScript, [k.room, k.tickets, k.journal], args));
+}
