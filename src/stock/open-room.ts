@@ -11,6 +11,12 @@ export const openRoomScript = defineScript(
   "b2d011d9e01b8599505a893eb10f0ae081d8cb11",
 );
 
+/** open-room.lua's KEYS with a quiet period, in order (the tests drive the script with the same layout). */
+export function openRoomKeys(saleId: string): string[] {
+  const k = saleKeys(saleId);
+  return [k.room, k.meta, k.tickets, k.active, k.journal];
+}
+
 /**
  * Writes the room's seed and its hash unless it has a seed (open-room.lua), and then `admitFrom` when
  * given (a rebuild after the start); with `quiet` (a rebuild's quiet period, by the store's clock), moves
@@ -23,8 +29,7 @@ export async function writeRoomSeed(
   admitFrom = 0,
   quiet?: { from: number; until: number },
 ): Promise<boolean> {
-  const k = saleKeys(saleId);
-  const keys = quiet ? [k.room, k.meta, k.tickets, k.active, k.journal] : [k.room];
+  const keys = quiet ? openRoomKeys(saleId) : [saleKeys(saleId).room];
   const args = [seed.seed, seed.seedHash, String(admitFrom)];
   if (quiet) args.push(String(quiet.from), String(quiet.until));
   const reply = await withRedis(() => runScript(redis, openRoomScript, keys, args));

@@ -20,20 +20,24 @@ export const setSalePausedScript = defineScript(
  * pause is noted in its room, and the resume moves their ends by the pause's length, in the same step.
  * True when the flag was written.
  */
+/** set-sale-paused.lua's KEYS, in order (the tests drive the script with the same layout). */
+export function pauseKeys(saleId: string): string[] {
+  const k = saleKeys(saleId);
+  return [k.meta, k.room, k.tickets, k.active, k.journal];
+}
+
 export async function setSalePaused(
   redis: Redis,
   saleId: string,
   paused: boolean,
   at: { version: number; now: number },
 ): Promise<boolean> {
-  const k = saleKeys(saleId);
   const reply = await withRedis(() =>
-    runScript(
-      redis,
-      setSalePausedScript,
-      [k.meta, k.room, k.tickets, k.active, k.journal],
-      [paused ? "1" : "0", String(at.version), String(at.now)],
-    ),
+    runScript(redis, setSalePausedScript, pauseKeys(saleId), [
+      paused ? "1" : "0",
+      String(at.version),
+      String(at.now),
+    ]),
   );
   return codeOf("set-sale-paused", reply, ["OK", "NOT_INITIALISED", "STALE"] as const) === "OK";
 }

@@ -69,10 +69,15 @@ export type StepRequest = {
 
 const CODES = ["OK", "NOT_INITIALISED", "NO_QUEUE", "ENDED", "ENTRIES_CLOSED"] as const;
 
+/** room-step.lua's KEYS, in order (the tests drive the script with the same layout). */
+export function roomStepKeys(saleId: string): string[] {
+  const k = saleKeys(saleId);
+  return [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active, k.journal];
+}
+
 /** One step of the waiting room (room-step.lua): an optional join, lapses, admissions, the cutoff. */
 export async function runRoomStep(redis: Redis, req: StepRequest): Promise<StepOutcome> {
-  const k = saleKeys(req.saleId);
-  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active, k.journal];
+  const keys = roomStepKeys(req.saleId);
   const args = [req.now, req.join, req.ticketId, req.windowMs, req.graceMs, req.paidUnits, req.read];
   const reply = await withRedis(() => runScript<ScriptReply>(redis, roomStepScript, keys, args));
   switch (codeOf("room-step", reply, CODES)) {

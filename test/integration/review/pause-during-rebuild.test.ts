@@ -1,7 +1,9 @@
 import type { Redis } from "ioredis";
 import { beforeEach, describe, expect, it } from "vitest";
 import { saleKeys } from "../../../src/stock/keys";
+import { pauseKeys } from "../../../src/stock/pause";
 import type { StoredTicket } from "../../../src/stock/room-step";
+import { roomStepKeys } from "../../../src/stock/room-step";
 import { initSale, lua, sealRoom } from "../../support/lua";
 import { redisServerForFile } from "../../support/redis-per-file";
 
@@ -30,16 +32,14 @@ beforeEach(() => {
 });
 
 async function step(now: number, o: { join?: string; paid?: number } = {}) {
-  const k = saleKeys(saleId);
-  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active];
+  const keys = roomStepKeys(saleId);
   const args = [now, o.join ?? "", `t-${o.join ?? ""}`, WINDOW, GRACE, o.paid ?? -1, o.join ?? ""];
   return redis.eval(lua("room-step"), keys.length, ...keys, ...args.map(String));
 }
 
 /** set-sale-paused.lua with src/stock/pause.ts's layout. */
 async function setPaused(paused: boolean, version: number, now: number) {
-  const k = saleKeys(saleId);
-  const keys = [k.meta, k.room, k.tickets, k.active];
+  const keys = pauseKeys(saleId);
   return redis.eval(
     lua("set-sale-paused"),
     keys.length,

@@ -1,7 +1,9 @@
 import type { Redis } from "ioredis";
 import { beforeEach, describe, expect, it } from "vitest";
 import { saleKeys } from "../../../src/stock/keys";
+import { openRoomKeys } from "../../../src/stock/open-room";
 import type { StoredTicket } from "../../../src/stock/room-step";
+import { roomStepKeys } from "../../../src/stock/room-step";
 import { initSale, lua, sealRoom } from "../../support/lua";
 import { redisServerForFile } from "../../support/redis-per-file";
 
@@ -29,16 +31,14 @@ beforeEach(() => {
 });
 
 async function step(now: number, o: { join?: string; paid?: number } = {}) {
-  const k = saleKeys(saleId);
-  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active];
+  const keys = roomStepKeys(saleId);
   const args = [now, o.join ?? "", `t-${o.join ?? ""}`, WINDOW, GRACE, o.paid ?? -1, o.join ?? ""];
   return redis.eval(lua("room-step"), keys.length, ...keys, ...args.map(String));
 }
 
 /** open-room.lua with rebuild.ts's arguments: the room kept, a quiet period [from, from + QUIET). */
 async function openRoomOfRebuild(from: number) {
-  const k = saleKeys(saleId);
-  const keys = [k.room, k.meta, k.tickets, k.active];
+  const keys = openRoomKeys(saleId);
   const admitFrom = from + WINDOW + GRACE;
   const args = ["cd".repeat(32), "y", String(admitFrom), String(from), String(from + QUIET)];
   return redis.eval(lua("open-room"), keys.length, ...keys, ...args);

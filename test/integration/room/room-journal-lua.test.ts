@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { type RecordRow, roomFromRecord } from "../../../src/room/room-record";
 import { saleKeys } from "../../../src/stock/keys";
 import type { StoredTicket } from "../../../src/stock/room-step";
+import { roomStepKeys } from "../../../src/stock/room-step";
 import { initSale, lua, sealRoom } from "../../support/lua";
 import { redisServerForFile } from "../../support/redis-per-file";
 
@@ -27,8 +28,7 @@ beforeEach(async () => {
 });
 
 async function step(now: number, o: { join?: string; paid?: number } = {}): Promise<number> {
-  const k = saleKeys(saleId);
-  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active, k.journal];
+  const keys = roomStepKeys(saleId);
   const args = [now, o.join ?? "", `t-${o.join ?? ""}`, 60_000, 10_000, o.paid ?? -1, ""];
   const r = (await redis.eval(lua("room-step"), keys.length, ...keys, ...args.map(String))) as unknown[];
   return Number(r[11]); // the journal position after the step
@@ -247,7 +247,7 @@ describe("the room given back from its record", () => {
     await step(t0 - 5, { join: "early2" });
     // a ticket after the start, before anyone sealed (room-step.lua puts it in the late list)
     const k = saleKeys(saleId);
-    const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active, k.journal];
+    const keys = roomStepKeys(saleId);
     await redis.eval(
       lua("room-step"),
       keys.length,

@@ -1,8 +1,11 @@
 import type { Redis } from "ioredis";
 import { beforeEach, describe, expect, it } from "vitest";
 import { saleKeys } from "../../../src/stock/keys";
+import { openRoomKeys } from "../../../src/stock/open-room";
+import { pauseKeys } from "../../../src/stock/pause";
 import { reserveScriptCall } from "../../../src/stock/reserve-call";
 import type { StoredTicket } from "../../../src/stock/room-step";
+import { roomStepKeys } from "../../../src/stock/room-step";
 import { initSale, lua, restore, sealRoom } from "../../support/lua";
 import { redisServerForFile } from "../../support/redis-per-file";
 
@@ -49,8 +52,7 @@ type Step = {
 
 /** room-step.lua with src/stock/room-step.ts's layout; `paid` makes it a tick (lapses, count, cutoff). */
 async function step(now: number, o: { join?: string; read?: string; paid?: number } = {}): Promise<Step> {
-  const k = saleKeys(saleId);
-  const keys = [k.meta, k.stock, k.holdings, k.room, k.tickets, k.line, k.late, k.active, k.journal];
+  const keys = roomStepKeys(saleId);
   const args = [now, o.join ?? "", `t-${o.join ?? ""}`, WINDOW, GRACE, o.paid ?? -1, o.read ?? o.join ?? ""];
   const r = (await redis.eval(lua("room-step"), keys.length, ...keys, ...args.map(String))) as (
     | string
@@ -239,8 +241,7 @@ describe("the room's step script: holds against the operator and the pause", () 
 /** set-sale-paused.lua with src/stock/pause.ts's layout. */
 let pauseVersion = 0;
 async function setPaused(paused: boolean, now: number) {
-  const k = saleKeys(saleId);
-  const keys = [k.meta, k.room, k.tickets, k.active, k.journal];
+  const keys = pauseKeys(saleId);
   const args = [paused ? "1" : "0", String(++pauseVersion), String(now)];
   return redis.eval(lua("set-sale-paused"), keys.length, ...keys, ...args);
 }
@@ -248,7 +249,7 @@ async function setPaused(paused: boolean, now: number) {
 /** open-room.lua as a rebuild runs it (src/recovery/rebuild.ts): the room kept, a quiet period [from, until). */
 async function quietPeriod(from: number, until: number) {
   const k = saleKeys(saleId);
-  const keys = [k.room, k.meta, k.tickets, k.active, k.journal];
+  const keys = openRoomKeys(saleId);
   await redis.eval(
     lua("open-room"),
     keys.length,
