@@ -2,7 +2,8 @@
  * Joins per second into one queue sale's waiting room, on a server runtime: distinct shoppers (one token
  * each, own client addresses), a closed loop of `--connections` for `--seconds`, then a pass of ticket
  * reads (`GET …/queue/me`). Counted at the stores: Redis commands per request (INFO commandstats) and the
- * engine process's CPU per request (/proc). `--pow` makes the sale ask for a proof of work: the joins
+ * engine process's CPU per request and Postgres's (its processes', /proc: a join's ticket is written there
+ * before it is answered, src/room/room-record.ts). `--pow` makes the sale ask for a proof of work: the joins
  * then carry a solved challenge (solved before the clock starts), so the row is the verification's cost.
  *
  * @example
@@ -12,7 +13,7 @@ import { parseArgs } from "node:util";
 import { solveChallenge } from "altcha-lib/v1";
 import type { ServerRuntimeName } from "../local/server-runtime";
 import { shopperToken } from "./clients/jwt";
-import { cpuMicros } from "./measure/proc";
+import { cpuMicros, treeCpuMicros } from "./measure/proc";
 import { RedisStats } from "./measure/redis-stats";
 import { startEngine } from "./setup/engine-server";
 import { startEnvironment } from "./setup/environment";
@@ -99,7 +100,8 @@ async function main() {
       let next = 0;
       let done = 0;
       const statuses: Record<string, number> = {};
-      const [r0, c0] = [await redis.snapshot(), cpuMicros(engine.child.pid ?? 0, true)];
+      const pgCpu = () => (env.pids.postgres ? treeCpuMicros(env.pids.postgres) : 0);
+      const [r0, c0, p0] = [await redis.snapshot(), cpuMicros(engine.child.pid ?? 0, true), pgCpu()];
       const started = performance.now();
       const until = Date.now() + seconds * 1000;
       await Promise.all(
@@ -120,8 +122,9 @@ async function main() {
       const elapsed = (performance.now() - started) / 1000;
       const d = RedisStats.delta(r0, await redis.snapshot());
       const cpu = cpuMicros(engine.child.pid ?? 0, true) - c0;
+      const pgUs = pgCpu() - p0;
       log(
-        `${values.runtime} ${name}: ${Math.round(done / elapsed)}/s, answers ${JSON.stringify(statuses)}, Redis ${((d.scripts.calls + d.otherCalls) / done).toFixed(2)} cmds and ${Math.round(d.scripts.usec / done)} µs of scripts per request, engine CPU ${Math.round(cpu / done)} µs per request`,
+        `${values.runtime} ${name}: ${Math.round(done / elapsed)}/s, answers ${JSON.stringify(statuses)}, Redis ${((d.scripts.calls + d.otherCalls) / done).toFixed(2)} cmds and ${Math.round(d.scripts.usec / done)} µs of scripts per request, engine CPU ${Math.round(cpu / done)} µs and Postgres CPU ${Math.round(pgUs / done)} µs per request`,
       );
       return population.slice(0, done);
     };
