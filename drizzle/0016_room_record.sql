@@ -5,7 +5,9 @@ CREATE TABLE "room_records" (
 	"fields" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"entries" jsonb,
 	"v" bigint DEFAULT 0 NOT NULL,
-	"through" bigint DEFAULT 0 NOT NULL
+	"through" bigint DEFAULT 0 NOT NULL,
+	"gen" integer DEFAULT 0 NOT NULL,
+	"complete" boolean DEFAULT false NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "room_tickets" (

@@ -20,13 +20,14 @@
   KEYS[2]  meta     hash: paused, recoveringUntil (read; absent when Redis lost the sale)
   KEYS[3]  tickets  hash: userId -> ticket JSON (its admission's end `x` moved for the quiet period)
   KEYS[4]  active   zset: userId -> admission expiresAt (ms; moved with `x`)
-  KEYS[5]  journal  zset: the moved tickets and "~room" added (journalled for Postgres, room-step.lua)
+  KEYS[5]  journal  zset: the moved tickets ("t:<userId>") and the room ("r") added (journalled for Postgres, room-step.lua)
 
   ARGV[1]  seed (32 random bytes, hex; the caller's randomness: none is made here)
   ARGV[2]  seedHash (SHA-256 of the seed, hex)
   ARGV[3]  admitFrom (ms; "0" or absent: no wait): when the room, found without its seed, may admit again
   ARGV[4]  now (ms, the store's clock): the quiet period's start (absent: no quiet period)
   ARGV[5]  the quiet period's end (ms)
+  ARGV[6]  the room's life (its record's `gen`, src/room/room-record.ts), written with the seed (absent: 0)
 
   Returns the code:
     1   OK (the seed was written)
@@ -52,13 +53,13 @@ if now and KEYS[5] then
   local from = math.max(now, tonumber(meta[2] or "0"), tonumber(room[2] or "0"))
   local shift = tonumber(ARGV[5]) - from
   if shift > 0 then
-    redis.call("HSET", KEYS[1], "quietUntil", ARGV[5], "v", journal("~room"))
+    redis.call("HSET", KEYS[1], "quietUntil", ARGV[5], "v", journal("r"))
   end
   if not paused and shift > 0 then
     for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[4], "(" .. now, "+inf")) do
       local t = cjson.decode(redis.call("HGET", KEYS[3], userId))
       t.x = t.x + shift
-      t.v = journal(userId)
+      t.v = journal("t:" .. userId)
       redis.call("HSET", KEYS[3], userId, cjson.encode(t))
       redis.call("ZADD", KEYS[4], t.x, userId)
     end
@@ -67,7 +68,7 @@ end
 if redis.call("HEXISTS", KEYS[1], "seed") == 1 then
   return 20
 end
-redis.call("HSET", KEYS[1], "seed", ARGV[1], "seedHash", ARGV[2])
+redis.call("HSET", KEYS[1], "seed", ARGV[1], "seedHash", ARGV[2], "gen", ARGV[6] or "0")
 if tonumber(ARGV[3] or "0") > 0 then
   redis.call("HSET", KEYS[1], "admitFrom", ARGV[3])
 end

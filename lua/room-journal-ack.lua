@@ -6,7 +6,8 @@
   KEYS[2]  tickets  hash: userId -> ticket JSON {…, v}
   KEYS[3]  journal  zset: member -> journal position of its first unwritten change
 
-  ARGV     pairs: member ("~room" or a userId), the `v` written ("" for a user without a ticket)
+  ARGV     pairs: member ("r" the room, "e" the entry list, or "t:<userId>"), the `v` written ("" for a
+           user without a ticket, and for "e": the entry list never changes once written)
 
   Returns:
     {1, forgotten}   OK (the number of members forgotten)
@@ -20,10 +21,12 @@ local forgotten = 0
 for i = 1, #ARGV, 2 do
   local member = ARGV[i]
   local current
-  if member == "~room" then
+  if member == "r" then
     current = redis.call("HGET", KEYS[1], "v") or ""
+  elseif member == "e" then
+    current = ""
   else
-    local ticket = redis.call("HGET", KEYS[2], member)
+    local ticket = redis.call("HGET", KEYS[2], string.sub(member, 3))
     current = ticket and tostring(cjson.decode(ticket).v or "") or ""
   end
   if current == ARGV[i + 1] then

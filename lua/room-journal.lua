@@ -6,24 +6,26 @@
   KEYS[1]  room     hash: seq (the journal's position), v and the durable fields (frontier, cutoff,
                     sealed, drawnAt, entriesHash, quietUntil, pausedAt, pausedVersion, seedHash)
   KEYS[2]  tickets  hash: userId -> ticket JSON {…, v}
-  KEYS[3]  journal  zset: member (userId, or "~room") -> journal position of its first unwritten change
+  KEYS[3]  journal  zset: member ("t:<userId>", "r" the room's fields, "e" the entry list) -> journal
+                    position of its first unwritten change
   KEYS[4]  entries  string: the seal's sorted entry list (JSON)
 
   ARGV[1]  at most this many members
 
   Returns:
-    {1, through, room, seed, seedHash, userId1, ticket1, …}   OK
+    {1, through, room, seed, seedHash, entries, gen, userId1, ticket1, …}   OK
     {2}                                                       NOT_INITIALISED: the room has no seed (lost)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   `through`, the journal position up to
   which everything is in this reply (every change at or below it is written once this reply is); `room`,
-  the room's fields as JSON when "~room" is among the members read and the reply holds the whole
+  the room's fields as JSON when "r" is among the members read and the reply holds the whole
   journal, else "" (fields read now may describe changes past `through`, e.g. a frontier moved past
   tickets whose admission is not in this reply: they wait, and `through` stays below their position);
-  a ticket "" when its user has none (nothing to write: acknowledged all the same).
+  `gen`, the room's life (a restore moves it on); `entries`, the seal's entry list (JSON) when "e" is among the members read (once: it never
+  changes), else ""; a ticket "" when its user has none (nothing to write: acknowledged all the same).
 ]]
-local seed = redis.call("HMGET", KEYS[1], "seed", "seedHash")
+local seed = redis.call("HMGET", KEYS[1], "seed", "seedHash", "gen")
 if not seed[1] then
   return {2}
 end
@@ -37,20 +39,22 @@ if not whole then
   through = tonumber(members[2 * limit + 2]) - 1
   count = limit
 end
-local reply = {1, 0, "", seed[1], seed[2] or ""}
+local reply = {1, 0, "", seed[1], seed[2] or "", "", tonumber(seed[3] or "0")}
 for i = 1, count do
   local member = members[2 * i - 1]
-  if member == "~room" and not whole then
+  if member == "r" and not whole then
     through = math.min(through, tonumber(members[2 * i]) - 1)
-  elseif member == "~room" then
+  elseif member == "r" then
     local f = redis.call("HMGET", KEYS[1], "v", "frontier", "cutoff", "sealed", "drawnAt", "entriesHash",
       "quietUntil", "pausedAt", "pausedVersion")
     reply[3] = cjson.encode({v = f[1], frontier = f[2], cutoff = f[3], sealed = f[4], drawnAt = f[5],
-      entriesHash = f[6], quietUntil = f[7], pausedAt = f[8], pausedVersion = f[9],
-      entries = redis.call("GET", KEYS[4])})
+      entriesHash = f[6], quietUntil = f[7], pausedAt = f[8], pausedVersion = f[9]})
+  elseif member == "e" then
+    reply[6] = redis.call("GET", KEYS[4]) or ""
   else
-    reply[#reply + 1] = member
-    reply[#reply + 1] = redis.call("HGET", KEYS[2], member) or ""
+    local userId = string.sub(member, 3)
+    reply[#reply + 1] = userId
+    reply[#reply + 1] = redis.call("HGET", KEYS[2], userId) or ""
   end
 end
 reply[2] = through

@@ -17,14 +17,14 @@
   ARGV[2]  the entry list (JSON), or "" for none
   ARGV[3]  the running admissions: JSON array of [userId, expiresAt]
 
-  Returns the code:
-    1   OK (restored)
-    20  ALREADY_EXISTS (the room has its seed: nothing restored)
+  Returns:
+    {1}        OK (restored)
+    {20, gen}  ALREADY_EXISTS (the room has its seed: nothing restored; gen, the life of the room it has)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 ]]
 if redis.call("HEXISTS", KEYS[1], "seed") == 1 then
   redis.call("DEL", KEYS[8], KEYS[9])
-  return 20
+  return {20, tonumber(redis.call("HGET", KEYS[1], "gen") or "0")}
 end
 redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 if redis.call("EXISTS", KEYS[8]) == 1 then
@@ -52,4 +52,4 @@ end
 if ARGV[2] ~= "" then
   redis.call("SET", KEYS[6], ARGV[2])
 end
-return 1
+return {1}

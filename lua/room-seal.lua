@@ -9,8 +9,9 @@
   KEYS[3]  line     list: the tickets taken before the start, in join order; positions after
   KEYS[4]  late     list: the tickets taken after the start before the seal (emptied here)
   KEYS[5]  entries  string: the sorted entry list (JSON), published by the draw route
-  KEYS[6]  journal  zset: "~room" added (the seal is journalled for Postgres, room-step.lua); the tickets'
-                    positions are not: they follow from the seed, the entries and the join numbers
+  KEYS[6]  journal  zset: "r" and "e" added (the seal and its entry list are journalled for
+                    Postgres, room-step.lua); the tickets' positions are not: they follow from the seed,
+                    the entries and the join numbers
 
   ARGV[1]  now (ms)
   ARGV[2]  entriesHash (SHA-256 of the sorted entry list)
@@ -50,7 +51,9 @@ redis.call("HSET", KEYS[1], "sealed", "1", "drawnAt", ARGV[1], "entriesHash", AR
 redis.call("SET", KEYS[5], ARGV[3])
 local seq = redis.call("HINCRBY", KEYS[1], "seq", 1)
 redis.call("HSET", KEYS[1], "v", seq)
-if not redis.call("ZSCORE", KEYS[6], "~room") then
-  redis.call("ZADD", KEYS[6], seq, "~room")
+for _, member in ipairs({"r", "e"}) do
+  if not redis.call("ZSCORE", KEYS[6], member) then
+    redis.call("ZADD", KEYS[6], seq, member)
+  end
 end
 return 1

@@ -38,8 +38,9 @@
   KEYS[6]  line      list: userIds; before the seal the tickets taken before startsAt, then positions
   KEYS[7]  late      list: userIds that joined at or after startsAt before the seal
   KEYS[8]  active    zset: userId -> admission expiresAt (ms)
-  KEYS[9]  journal   zset: what changed and is not yet in Postgres (userId, or "~room" for the room's
-                     durable fields) -> the journal position of its first change since (src/room/room-record.ts)
+  KEYS[9]  journal   zset: what changed and is not yet in Postgres ("t:<userId>" for a ticket, "r" for the
+                     room's durable fields, "e" for the seal's entry list) -> the journal position of its
+                     first change since (src/room/room-record.ts)
 
   ARGV[1]  now (ms)
   ARGV[2]  userId joining, or "" (a step without a join)
@@ -48,12 +49,15 @@
   ARGV[5]  grace after an admission's expiry before its hold is given up (ms)
   ARGV[6]  units in paid orders (a reading no newer than now: paid units only grow), or -1 when unknown
   ARGV[7]  userId whose ticket to return ("" for none)
+  ARGV[8]  "1": admit nobody at this step (the caller cannot write the room's journal to Postgres now, so
+           an admission's window would run while its shopper cannot be shown it); absent or "0": admit
 
   Returns:
-    {1, ticket or "", frontier, cutoff or -1, free, held, remaining, sealed, length, admittedNow, pausedAt, seq}
-                        OK (length = tickets in line and late lists; pausedAt -1 but while a pause runs; seq:
-                        the room's journal position after this step: what the caller shows is in Postgres
-                        once the journal is written that far)
+    {1, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt, seq, gen}  OK
+                        ticket or ""; cutoff or -1; length = tickets in line and late lists; pausedAt -1
+                        but while a pause runs; seq: the room's journal position after this step (what the
+                        caller shows is in Postgres once the journal is written that far); gen: the room's
+                        life, which a restore moves on
     {2}                 NOT_INITIALISED: the sale is not in this Redis
     {23}                NO_QUEUE: the sale admits everyone (admission "open")
     {5}                 ENDED: a join after the sale's end (nothing changed)
@@ -61,7 +65,7 @@
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
   Every change is journalled: one position per step that changes anything (the room's seq), written
-  into each changed ticket (`v`) and the room (`v`), and the changed ticket's user (or "~room") added to
+  into each changed ticket (`v`) and the room (`v`), and the changed ticket (or the room) added to
   the journal at its first change since it was last written to Postgres.
 ]]
 local now = tonumber(ARGV[1])
@@ -95,6 +99,7 @@ local sealed = roomFlags[1] == "1"
 local pausedAt = meta[5] == "1" and tonumber(roomFlags[3] or "") or nil
 -- admitFrom: a room rebuilt after a loss waits for the admissions given before it to run out
 local buying = meta[5] ~= "1" and now >= tonumber(meta[6] or "0") and now >= tonumber(roomFlags[2] or "0")
+  and ARGV[8] ~= "1"
 
 if joining ~= "" and redis.call("HEXISTS", KEYS[5], joining) == 0 then
   if now >= endsAt then
@@ -113,7 +118,7 @@ if joining ~= "" and redis.call("HEXISTS", KEYS[5], joining) == 0 then
     redis.call("RPUSH", KEYS[7], joining)
   end
   redis.call("HSET", KEYS[5], joining,
-    cjson.encode({id = ARGV[3], n = n, p = position, s = "w", h = 0, x = 0, at = now, v = journal(joining)}))
+    cjson.encode({id = ARGV[3], n = n, p = position, s = "w", h = 0, x = 0, at = now, v = journal("t:" .. joining)}))
 end
 
 local state = redis.call("HMGET", KEYS[4], "frontier", "cutoff", "held", "countedRemaining")
@@ -156,7 +161,7 @@ if sealed then
     for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[8], "-inf", lapsedBy)) do
       local t = cjson.decode(redis.call("HGET", KEYS[5], userId))
       t.s = "l"
-      t.v = journal(userId)
+      t.v = journal("t:" .. userId)
       redis.call("HSET", KEYS[5], userId, cjson.encode(t))
       redis.call("ZREM", KEYS[8], userId)
     end
@@ -179,7 +184,7 @@ if sealed then
         t.s = "a"
         t.h = math.min(limit, free)
         t.x = now + window
-        t.v = journal(userId)
+        t.v = journal("t:" .. userId)
         redis.call("HSET", KEYS[5], userId, cjson.encode(t))
         redis.call("ZADD", KEYS[8], t.x, userId)
         free = free - t.h
@@ -208,7 +213,7 @@ if sealed then
   end
   redis.call("HSET", KEYS[4], "frontier", frontier, "cutoff", cutoff, "held", held)
   if frontier ~= tonumber(state[1] or "0") or cutoff ~= tonumber(state[2] or "-1") then
-    redis.call("HSET", KEYS[4], "v", journal("~room"))
+    redis.call("HSET", KEYS[4], "v", journal("r"))
   end
   freeNow = free
   -- a room rebuilt after a loss does not know what its earlier admissions still take: nothing is free
@@ -224,4 +229,5 @@ if ARGV[7] ~= "" then
 end
 local length = redis.call("LLEN", KEYS[6]) + redis.call("LLEN", KEYS[7])
 return {1, ticket, frontier, cutoff, freeNow, held, remaining, sealed and 1 or 0, length, admittedNow,
-  pausedAt or -1, seq or tonumber(redis.call("HGET", KEYS[4], "seq") or "0")}
+  pausedAt or -1, seq or tonumber(redis.call("HGET", KEYS[4], "seq") or "0"),
+  tonumber(redis.call("HGET", KEYS[4], "gen") or "0")}

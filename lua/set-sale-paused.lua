@@ -20,7 +20,7 @@
                     its beginning); quietUntil (read, open-room.lua's)
   KEYS[3]  tickets  hash: userId -> ticket JSON (its admission's end `x` moved on the resume)
   KEYS[4]  active   zset: userId -> admission expiresAt (ms; moved with `x`)
-  KEYS[5]  journal  zset: the moved tickets and "~room" added (journalled for Postgres, room-step.lua)
+  KEYS[5]  journal  zset: the moved tickets ("t:<userId>") and the room ("r") added (journalled for Postgres, room-step.lua)
 
   ARGV[1]  "1" to pause, "0" to resume
   ARGV[2]  this pause's or resume's version: sales.pause_version, bumped in Postgres under the sale's row
@@ -67,7 +67,7 @@ local samePause = pausedAt and room[2] == ARGV[2]
 if ARGV[1] == "1" then
   -- a pausedAt left by a pause whose resume never reached this meta (a rebuild wrote the flag) is old
   if not ((wasPaused or samePause) and pausedAt) then
-    redis.call("HSET", KEYS[2], "pausedAt", buyableFrom, "pausedVersion", ARGV[2], "v", journal("~room"))
+    redis.call("HSET", KEYS[2], "pausedAt", buyableFrom, "pausedVersion", ARGV[2], "v", journal("r"))
   end
   return 1
 end
@@ -77,12 +77,12 @@ if wasPaused and pausedAt then
     for _, userId in ipairs(redis.call("ZRANGEBYSCORE", KEYS[4], "(" .. pausedAt, "+inf")) do
       local t = cjson.decode(redis.call("HGET", KEYS[3], userId))
       t.x = t.x + shift
-      t.v = journal(userId)
+      t.v = journal("t:" .. userId)
       redis.call("HSET", KEYS[3], userId, cjson.encode(t))
       redis.call("ZADD", KEYS[4], t.x, userId)
     end
   end
   redis.call("HDEL", KEYS[2], "pausedAt", "pausedVersion")
-  redis.call("HSET", KEYS[2], "v", journal("~room"))
+  redis.call("HSET", KEYS[2], "v", journal("r"))
 end
 return 1

@@ -369,6 +369,13 @@ export const roomRecords = pgTable("room_records", {
   v: bigint("v", { mode: "number" }).notNull().default(0),
   /** the journal position up to which every change of the room is here */
   through: bigint("through", { mode: "number" }).notNull().default(0),
+  /**
+   * the room's life in Redis: one more at each restore (the room hash carries it too); a journal page
+   * read from an earlier life (a write in flight across a loss) is not written
+   */
+  gen: integer("gen").notNull().default(0),
+  /** recorded from the room's opening (false: a room from before records, whose first change made it) */
+  complete: boolean("complete").notNull().default(false),
 });
 
 /**

@@ -78,7 +78,9 @@ export type Memory = {
    * each waiting room's journal position known written to Postgres, and when a request of this process
    * began writing it (0: none is): the others wait on the number, not on that request (src/room/room-record.ts)
    */
-  roomRecords: Map<string, { through: number; writingSince: number }>;
+  roomRecords: Map<string, { gen: number; through: number; writingSince: number }>;
+  /** when this process last failed to write a room's journal: its steps admit nobody for a while (src/room/room-record.ts) */
+  roomRecordFailedAt: Map<string, number>;
   /** one upstream feed of each watched waiting room (src/realtime/room-feed.ts) */
   rooms: SharedSnapshot<RoomReading>;
   /** the shop's key set (JWKS) by URL: its keys as last fetched, when a read last failed (src/identity/key-set.ts) */
@@ -141,6 +143,7 @@ export function createMemory(t: FeedTimings): Memory {
     streams: createStreamBudgets(STREAM_SLOT_STALE_MS),
     admissionModes: new Map(),
     roomRecords: new Map(),
+    roomRecordFailedAt: new Map(),
     saleVariants: new Map(),
     rooms: createSharedSnapshot<RoomReading>({ maxAgeMs: Math.min(t.saleFeedMs * 2, 500) }),
     keySets: new Map(),

@@ -1,5 +1,6 @@
 import { type Frame, frameOf, keepSame } from "../memory/frame";
 import type { RoomReading } from "../memory/memory";
+import { untilRoomRecorded } from "../room/room-record";
 import { tickRoom } from "../room/tick";
 import { admissionRuns, ticketView } from "../room/ticket-view";
 import { findSale, roomNow } from "../room/tickets";
@@ -25,10 +26,24 @@ export async function stepRooms(d: Deps, saleIds: string[]): Promise<Map<string,
   return readings;
 }
 
-/** One waiter's own ticket, read again (one HGET) only when the room passed it or sealed the line. */
-export async function readOwnTicket(d: Deps, saleId: string, userId: string): Promise<StoredTicket | null> {
+/**
+ * One waiter's own ticket, read again (one HGET) only when the room passed it or sealed the line, and
+ * shown only once its state is in the room's Postgres record (another process's step may have changed
+ * it moments ago: src/room/room-record.ts). Null when it is not (yet): the stream keeps the ticket it has.
+ */
+export async function readOwnTicket(
+  d: Deps,
+  saleId: string,
+  userId: string,
+  gen: number,
+): Promise<StoredTicket | null> {
   const raw = await withRedis(() => d.redis.hget<string>(saleKeys(saleId).tickets, userId));
-  return raw ? (JSON.parse(raw) as StoredTicket) : null;
+  if (!raw) return null;
+  const t = JSON.parse(raw) as StoredTicket;
+  return untilRoomRecorded(d, saleId, { seq: t.v ?? 0, gen }).then(
+    () => t,
+    () => null,
+  );
 }
 
 /** Whether the waiter's copy of its ticket may be out of date for this room state. */

@@ -3,7 +3,7 @@ import { registerProductToken } from "../catalog/catalog";
 import { admissionOf } from "../catalog/sale-record";
 import { type AppliedAdjustment, recordAppliedAdjustments } from "../catalog/sale-repository";
 import { withDb } from "../db/client";
-import { openRoom } from "../room/open-room";
+import { reopenRoom } from "../room/open-room";
 import { holdGraceMs } from "../room/room";
 import { restoreRoom } from "../room/room-record";
 import type { RebuildDeps } from "../services";
@@ -59,7 +59,7 @@ export async function rebuildSale(
     const restored = await restoreRoom(deps, saleId, ms(sale.starts_at));
     const drained = now + deps.config.ADMISSION_WINDOW_SECONDS * 1000 + holdGraceMs(deps.config);
     const admitFrom = restored === "unrecorded" && now >= ms(sale.starts_at) ? drained : 0;
-    await openRoom(deps, saleId, admitFrom, {
+    await reopenRoom(deps, saleId, restored, admitFrom, {
       from: now,
       until: pausedUntil,
     });

@@ -3,6 +3,7 @@ import { saleKeys } from "../stock/keys";
 import { toRecord } from "../stores/redis-reply";
 import { withRedis } from "../stores/with-redis";
 import { stepRoom } from "./room";
+import { untilRoomRecorded } from "./room-record";
 import { findSale, roomNow } from "./tickets";
 
 /** The draw as published: the seed's hash from the creation; the seed, the entries and their hash after it. */
@@ -31,6 +32,8 @@ export async function readDraw(d: Deps, saleId: string): Promise<DrawOutcome> {
     d.redis.pipeline().hgetall(k.room).get(k.entries).exec<[unknown, string | null]>(),
   );
   const fields = toRecord(room) ?? {};
+  // shown only once in the room's Postgres record (another process may have sealed it moments ago)
+  await untilRoomRecorded(d, saleId, { seq: Number(fields.seq ?? 0), gen: Number(fields.gen ?? 0) });
   const draw: DrawView = { seedHash: fields.seedHash ?? "" };
   if (fields.sealed === "1") {
     draw.entriesHash = fields.entriesHash ?? "";

@@ -2,10 +2,12 @@ import { sql } from "drizzle-orm";
 import { type Db, withDb } from "../db/client";
 import { StoreUnavailableError } from "../errors";
 import type { Deps, LifecycleDeps } from "../services";
+import { saleKeys } from "../stock/keys";
 import { type JournalPage, readRoomJournal } from "../stock/room-journal";
 import { acknowledgeRoomJournal } from "../stock/room-journal-ack";
 import { type RestoredRoom, restoreRoomState } from "../stock/room-restore";
 import type { StoredTicket } from "../stock/room-step";
+import { withRedis } from "../stores/with-redis";
 import { drawOrder, newSeed, sha256Hex } from "./draw";
 
 /**
@@ -28,102 +30,175 @@ const WAIT_MS = 3_000;
 const WRITER_LEASE_MS = 1_000;
 
 /**
- * The room's seed, recorded in Postgres before Redis has it: the one a sale's creation made, or the one
- * already recorded (a retried create, a rebuild).
+ * The room's seed, recorded in Postgres before Redis has it (a sale's creation): the one made now, or the
+ * one already recorded (a retried create). The record is `complete`: it holds the room from its opening.
  */
-export async function recordRoomSeed(db: Db, saleId: string): Promise<{ seed: string; seedHash: string }> {
+export async function recordRoomSeed(
+  db: Db,
+  saleId: string,
+): Promise<{ seed: string; seedHash: string; gen: number }> {
   const seed = newSeed();
   const seedHash = await sha256Hex(seed);
+  // on conflict do update (not do nothing): a creation racing another's uncommitted insert waits for it
+  // and gets its row, never a seed Postgres does not hold
   const result = await withDb(() =>
-    db.execute<{ seed: string; seed_hash: string }>(sql`
-      with ins as (
-        insert into room_records (sale_id, seed, seed_hash) values (${saleId}, ${seed}, ${seedHash})
-        on conflict (sale_id) do nothing returning seed, seed_hash
-      )
-      select seed, seed_hash from ins union all
-      select seed, seed_hash from room_records where sale_id = ${saleId} and not exists (select 1 from ins)`),
+    db.execute<{ seed: string; seed_hash: string; gen: number }>(sql`
+      insert into room_records (sale_id, seed, seed_hash, complete) values (${saleId}, ${seed}, ${seedHash}, true)
+      on conflict (sale_id) do update set seed = room_records.seed
+      returning seed, seed_hash, gen`),
   );
   const row = result.rows[0];
-  return row ? { seed: row.seed, seedHash: row.seed_hash } : { seed, seedHash };
+  if (!row) throw new StoreUnavailableError("postgres", new Error(`room ${saleId}: no seed recorded`));
+  return { seed: row.seed, seedHash: row.seed_hash, gen: Number(row.gen) };
 }
 
 /**
- * Returns once the room's journal is in Postgres up to `seq` (a step's journal position), writing it
- * if needed. In a process, one request writes at a time; the others wait on the position it reaches
- * (a number in memory, never its promise). 503 (StoreUnavailableError) when Postgres cannot take it
- * within {@link WAIT_MS}: the room then shows nothing it might lose.
+ * A room lost with Redis that its record cannot give back (a sale from before records: its record, if
+ * any, began with a change after the deploy): the record starts again from nothing, with the seed it
+ * has (else a new one) in a new life (`gen`), so what it held of the lost room is never restored later.
+ */
+export async function restartRoomRecord(
+  db: Db,
+  saleId: string,
+): Promise<{ seed: string; seedHash: string; gen: number }> {
+  const seed = newSeed();
+  const seedHash = await sha256Hex(seed);
+  const [, rows] = await withDb(() =>
+    db.transaction([
+      sql`delete from room_tickets where sale_id = ${saleId}`,
+      sql`insert into room_records (sale_id, seed, seed_hash, complete) values (${saleId}, ${seed}, ${seedHash}, true)
+          on conflict (sale_id) do update set fields = '{}'::jsonb, entries = null, v = 0, through = 0,
+            gen = room_records.gen + 1, complete = true
+          returning seed, seed_hash, gen`,
+    ]),
+  );
+  const row = (rows as { seed: string; seed_hash: string; gen: number }[])[0];
+  if (!row) throw new StoreUnavailableError("postgres", new Error(`room ${saleId}: no seed recorded`));
+  return { seed: row.seed, seedHash: row.seed_hash, gen: Number(row.gen) };
+}
+
+/**
+ * Returns once the room's journal is in Postgres up to `at.seq` in the room's life `at.gen` (a step's),
+ * writing it if needed. In a process, one request writes at a time; the others wait on the position it
+ * reaches (a number in memory, never its promise). 503 (StoreUnavailableError) when Postgres cannot take
+ * it within {@link WAIT_MS}, or when the room was restored since the step (its life moved on: what the
+ * step did was never written and is gone): nothing is shown that a loss could take back.
  */
 export async function untilRoomRecorded(
   d: Pick<Deps, "db" | "redis" | "memory">,
   saleId: string,
-  seq: number,
+  at: { seq: number; gen: number },
 ): Promise<void> {
   const known = d.memory.roomRecords;
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
-    const mark = known.get(saleId) ?? { through: 0, writingSince: 0 };
+    const held = known.get(saleId);
+    const mark = held && held.gen === at.gen ? held : { gen: at.gen, through: 0, writingSince: 0 };
     known.set(saleId, mark);
-    if (mark.through >= seq) return;
+    if (mark.through >= at.seq) return;
     if (Date.now() > deadline)
       throw new StoreUnavailableError("postgres", new Error(`room ${saleId}: journal not written`));
     if (mark.writingSince > Date.now() - WRITER_LEASE_MS) {
       await new Promise((resolve) => setTimeout(resolve, 2));
       continue;
     }
-    mark.writingSince = Date.now();
+    const started = Date.now();
+    mark.writingSince = started;
     try {
-      const through = await writeRoomJournal(d, saleId);
-      mark.through = Math.max(mark.through, through);
+      const written = await writeRoomJournal(d, saleId);
+      if (written.gen !== at.gen)
+        throw new StoreUnavailableError("redis", new Error(`room ${saleId}: restored since the step`));
+      mark.through = Math.max(mark.through, written.through);
+      d.memory.roomRecordFailedAt.delete(saleId);
+    } catch (error) {
+      d.memory.roomRecordFailedAt.set(saleId, Date.now());
+      throw error;
     } finally {
-      mark.writingSince = 0;
+      // a writer past its lease does not clear the lease of the one that took over
+      if (mark.writingSince === started) mark.writingSince = 0;
     }
   }
 }
 
 /**
- * Writes the oldest page of the room's journal to Postgres in one statement (the tickets, each only
- * over an older reading of itself; the room's fields likewise) and forgets what it wrote. Returns the
- * journal position up to which everything is now written.
+ * Whether this process failed to write the room's journal in the last few seconds (Postgres down or
+ * slow): its steps then admit nobody (room-step.lua ARGV[8]), so no admission's window runs while its
+ * shopper cannot be shown it.
  */
-export async function writeRoomJournal(d: Pick<Deps, "db" | "redis">, saleId: string): Promise<number> {
-  const page = await readRoomJournal(d.redis, saleId, PAGE);
-  if (!page) return 0;
-  if (page.tickets.length === 0 && !page.room) return page.through;
-  await writePage(d.db, saleId, page);
-  await acknowledgeRoomJournal(d.redis, saleId, page);
-  return page.through;
+export function roomRecordFailing(d: Pick<Deps, "memory">, saleId: string): boolean {
+  const at = d.memory.roomRecordFailedAt.get(saleId);
+  return at !== undefined && Date.now() - at < FAILING_MS;
 }
 
-async function writePage(db: Db, saleId: string, page: JournalPage): Promise<void> {
+/** How long after a failed write of a room's journal this process's steps admit nobody. */
+const FAILING_MS = 5_000;
+
+/**
+ * Writes the oldest page of the room's journal to Postgres in one statement (the tickets, each only
+ * over an older reading of itself; the room's fields likewise) and forgets what it wrote. Returns the
+ * room's life and the journal position up to which everything of that life is written; a page of a
+ * life the record has moved past (read before a loss, written after the restore) is not written.
+ */
+export async function writeRoomJournal(
+  d: Pick<Deps, "db" | "redis">,
+  saleId: string,
+): Promise<{ gen: number; through: number }> {
+  const page = await readRoomJournal(d.redis, saleId, PAGE);
+  if (!page) return { gen: -1, through: 0 };
+  if (page.tickets.length === 0 && !page.room && page.entries === null)
+    return { gen: page.gen, through: page.through };
+  if (!(await writePage(d.db, saleId, page))) return { gen: -1, through: 0 };
+  await acknowledgeRoomJournal(d.redis, saleId, page);
+  return { gen: page.gen, through: page.through };
+}
+
+/**
+ * The page's statement. The record's row is read first FOR SHARE: a restore (which moves `gen` on under
+ * the row's lock) either waits for this write and reads it, or goes first and this write finds the new
+ * life and writes nothing. False when it wrote nothing for that reason.
+ */
+async function writePage(db: Db, saleId: string, page: JournalPage): Promise<boolean> {
   const tickets = JSON.stringify(
     page.tickets.flatMap(({ userId, ticket }) =>
       ticket ? [{ user_id: userId, ticket, v: ticket.v ?? 0 }] : [],
     ),
   );
   const room = page.room;
-  await withDb(() =>
-    db.execute(sql`
-      with t as (
+  const result = await withDb(() =>
+    db.execute<{ ok: boolean }>(sql`
+      with g as (
+        select gen from room_records where sale_id = ${saleId} for share
+      ), ok as (
+        select not exists (select 1 from g where gen > ${page.gen}) as ok
+      ), t as (
         select * from jsonb_to_recordset(${tickets}::jsonb) as x(user_id text, ticket jsonb, v bigint)
       ), up as (
         insert into room_tickets (sale_id, user_id, ticket, v)
-        select ${saleId}, user_id, ticket, v from t order by user_id
+        select ${saleId}, user_id, ticket, v from t where (select ok from ok) order by user_id
         on conflict (sale_id, user_id) do update set ticket = excluded.ticket, v = excluded.v
         where room_tickets.v < excluded.v
         returning 1
+      ), rec as (
+        insert into room_records as r (sale_id, seed, seed_hash, fields, entries, v, through, gen)
+        select ${saleId}, ${page.seed}, ${page.seedHash}, ${JSON.stringify(room?.fields ?? {})}::jsonb,
+          ${page.entries}::jsonb, ${Number(room?.fields.v ?? 0)}, ${page.through}, ${page.gen}
+        where (select ok from ok)
+        on conflict (sale_id) do update set
+          fields = case when excluded.v > r.v then excluded.fields else r.fields end,
+          -- the seal's entry list never changes: written once
+          entries = coalesce(r.entries, excluded.entries),
+          v = greatest(r.v, excluded.v),
+          through = greatest(r.through, excluded.through)
+        returning 1
       )
-      insert into room_records as r (sale_id, seed, seed_hash, fields, entries, v, through)
-      values (${saleId}, ${page.seed}, ${page.seedHash}, ${JSON.stringify(room?.fields ?? {})}::jsonb,
-        ${room?.entries ? JSON.stringify(room.entries) : null}::jsonb, ${Number(room?.fields.v ?? 0)}, ${page.through})
-      on conflict (sale_id) do update set
-        fields = case when excluded.v > r.v then excluded.fields else r.fields end,
-        entries = case when excluded.v > r.v then coalesce(excluded.entries, r.entries) else r.entries end,
-        v = greatest(r.v, excluded.v),
-        through = greatest(r.through, excluded.through)`),
+      select ok from ok`),
   );
+  const ok = result.rows[0]?.ok;
+  return ok === true || (ok as unknown) === "t";
 }
 
 export type RecordRow = {
+  gen?: number | string;
   seed: string;
   seed_hash: string;
   fields: Record<string, string>;
@@ -137,17 +212,21 @@ export type RecordRow = {
  * sale's meta (so no step runs on a half-restored room): the tickets as last written, the line in the
  * order it had (the seal's draw order from the seed and the entries, then the later tickets by their
  * join number), the running admissions, the frontier, the cutoff, the seal and a pause's start; the
- * held units counted high (every admission's full hold) until the next tick counts them. "kept": the
- * room was not lost; "unrecorded": Postgres has no record of it (a sale from before records).
+ * held units counted high (every admission's full hold) until the next tick counts them. The record's
+ * life moves on first, under its row's lock (a journal write in flight either lands before the read or
+ * writes nothing). "kept": the room was not lost; "unrecorded": its record cannot give it back (none, or
+ * one begun after the room opened: a sale from before records).
  */
 export async function restoreRoom(
   deps: Pick<LifecycleDeps, "db" | "redis">,
   saleId: string,
   startsAt: number,
 ): Promise<"restored" | "kept" | "unrecorded"> {
+  if (await withRedis(() => deps.redis.hexists(saleKeys(saleId).room, "seed"))) return "kept";
   const [records, rows] = await withDb(() =>
     deps.db.transaction([
-      sql`select seed, seed_hash, fields, entries, v, through from room_records where sale_id = ${saleId}`,
+      sql`update room_records set gen = gen + 1 where sale_id = ${saleId} and complete
+          returning seed, seed_hash, fields, entries, v, through, gen`,
       sql`select user_id, ticket from room_tickets where sale_id = ${saleId}`,
     ]),
   );
@@ -158,8 +237,16 @@ export async function restoreRoom(
     t: r.ticket,
   }));
   const room = await roomFromRecord(record, tickets, startsAt);
-  const restored = await restoreRoomState(deps.redis, saleId, crypto.randomUUID(), room);
-  return restored ? "restored" : "kept";
+  const outcome = await restoreRoomState(deps.redis, saleId, crypto.randomUUID(), room);
+  if (outcome.kind === "restored") return "restored";
+  // another rebuild restored it meanwhile: the record follows the life Redis has (unless that rebuild's
+  // own move came later)
+  await withDb(() =>
+    deps.db.execute(
+      sql`update room_records set gen = ${outcome.gen} where sale_id = ${saleId} and gen = ${Number(record.gen)}`,
+    ),
+  );
+  return "kept";
 }
 
 /** The room's keys from its record: pure, so a test can hold the order it gives against the room's own. */
@@ -192,6 +279,7 @@ export async function roomFromRecord(
     seedHash: record.seed_hash,
     count: String(byJoin.at(-1)?.t.n ?? 0),
     seq: String(Math.max(Number(record.through), Number(record.v), maxV)),
+    gen: String(record.gen ?? 0),
     held: String(running.reduce((sum, x) => sum + x.t.h, 0)),
   };
   for (const name of ["v", "frontier", "cutoff", "sealed", "drawnAt", "entriesHash", "quietUntil"] as const)

@@ -7,7 +7,7 @@ import { sealRoomLine } from "../stock/room-seal";
 import { runRoomStep, type StepOutcome } from "../stock/room-step";
 import { withRedis } from "../stores/with-redis";
 import { drawOrder, entriesHash, sortedEntries } from "./draw";
-import { untilRoomRecorded } from "./room-record";
+import { roomRecordFailing, untilRoomRecorded } from "./room-record";
 
 /** What a room step does besides promoting: a user joining, the user whose ticket to read, the paid units. */
 export type StepInput = { join?: string; read?: string; paidUnits?: number };
@@ -41,6 +41,8 @@ export async function stepRoom(
     windowMs: d.config.ADMISSION_WINDOW_SECONDS * 1000,
     graceMs: holdGraceMs(d.config),
     paidUnits: input.paidUnits ?? -1,
+    // while this process cannot write the room's journal, nobody is admitted (they could not be told)
+    hold: roomRecordFailing(d, sale.saleId),
   };
   const first = await runRoomStep(d.redis, req);
   const outcome =
@@ -48,7 +50,7 @@ export async function stepRoom(
       ? first
       : await sealRoom(d, sale.saleId, now).then(() => runRoomStep(d.redis, { ...req, join: "" }));
   // nothing the step shows is shown before Postgres holds it (a Redis loss must not take it back)
-  if (outcome.kind === "stepped") await untilRoomRecorded(d, sale.saleId, outcome.room.seq);
+  if (outcome.kind === "stepped") await untilRoomRecorded(d, sale.saleId, outcome.room);
   return outcome;
 }
 

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const setSalePausedScript = defineScript(
   "set-sale-paused",
   setSalePausedLua,
-  "dca0522a33a6df6b1a1c365f1138aedec8458259",
+  "37aabcc4e61404d043bf050fcbce7940ab14076e",
 );
 
 /**

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const roomJournalAckScript = defineScript(
   "room-journal-ack",
   roomJournalAckLua,
-  "5fdf6555b7672a72c5f6f5c30600b4f43d2668e6",
+  "d47c2a5b028166c55caf403028077b1480da7eea",
 );
 
 /**
@@ -17,9 +17,10 @@ export const roomJournalAckScript = defineScript(
  */
 export async function acknowledgeRoomJournal(redis: Redis, saleId: string, page: JournalPage): Promise<void> {
   const args: string[] = [];
-  if (page.room) args.push("~room", page.room.fields.v ?? "");
+  if (page.room) args.push("r", page.room.fields.v ?? "");
+  if (page.entries !== null) args.push("e", "");
   for (const { userId, ticket } of page.tickets)
-    args.push(userId, ticket?.v === undefined ? "" : String(ticket.v));
+    args.push(`t:${userId}`, ticket?.v === undefined ? "" : String(ticket.v));
   if (args.length === 0) return;
   const k = saleKeys(saleId);
   await withRedis(() => runScript(redis, roomJournalAckScript, [k.room, k.tickets, k.journal], args));

@@ -9,7 +9,7 @@ import { defineScript, runScript } from "./script";
 export const roomJournalScript = defineScript(
   "room-journal",
   roomJournalLua,
-  "51c6729325ce5eca74f64852b20156ff6d622d5c",
+  "6fb29dfa5655d034d496428359ab0e8e93d53e02",
 );
 
 /** The room's fields a rebuild gives back (room-step.lua's, as Redis held them: strings, absent when unset). */
@@ -30,9 +30,13 @@ export type JournalPage = {
   /** every change at or below this journal position is in this page */
   through: number;
   /** the room's durable fields, when the page holds the whole journal and they changed */
-  room: { fields: DurableRoomFields; entries: string[] | null } | null;
+  room: { fields: DurableRoomFields } | null;
+  /** the seal's entry list (JSON), once, when the page holds it */
+  entries: string | null;
   seed: string;
   seedHash: string;
+  /** the room's life it was read in (src/room/room-record.ts: a page of an earlier life is not written) */
+  gen: number;
   /** each changed ticket with its state now (null: the user has none) */
   tickets: { userId: string; ticket: StoredTicket | null }[];
 };
@@ -49,7 +53,7 @@ export async function readRoomJournal(
   );
   if (codeOf("room-journal", reply, ["OK", "NOT_INITIALISED"] as const) === "NOT_INITIALISED") return null;
   const tickets: JournalPage["tickets"] = [];
-  for (let i = 5; i + 1 < reply.length; i += 2) {
+  for (let i = 7; i + 1 < reply.length; i += 2) {
     const text = String(reply[i + 1]);
     tickets.push({ userId: String(reply[i]), ticket: text ? (JSON.parse(text) as StoredTicket) : null });
   }
@@ -58,6 +62,8 @@ export async function readRoomJournal(
     room: decodeRoom(String(reply[2])),
     seed: String(reply[3]),
     seedHash: String(reply[4]),
+    entries: reply[5] ? String(reply[5]) : null,
+    gen: Number(reply[6]),
     tickets,
   };
 }
@@ -66,8 +72,6 @@ function decodeRoom(text: string): JournalPage["room"] {
   if (!text) return null;
   const raw = JSON.parse(text) as Record<string, string | false>;
   const fields: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw))
-    if (name !== "entries" && typeof value === "string") fields[name] = value;
-  const entries = typeof raw.entries === "string" ? (JSON.parse(raw.entries) as string[]) : null;
-  return { fields, entries };
+  for (const [name, value] of Object.entries(raw)) if (typeof value === "string") fields[name] = value;
+  return { fields };
 }

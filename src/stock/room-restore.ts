@@ -1,14 +1,14 @@
 import roomRestoreLua from "../../lua/room-restore.lua";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
-import { codeOf } from "./codes";
+import { codeOf, type ScriptReply } from "./codes";
 import { saleKeys } from "./keys";
 import { defineScript, runScript } from "./script";
 
 export const roomRestoreScript = defineScript(
   "room-restore",
   roomRestoreLua,
-  "68ebba064d69f1893b98a6b0172dea40ec2a191f",
+  "b334dba8bcab4a93254768a24b13d024aaf7beb9",
 );
 
 /** A room as its Postgres record gives it back: the room hash's fields, and its keys' contents. */
@@ -26,14 +26,15 @@ const CHUNK = 1_000;
 
 /**
  * Gives a lost room back (room-restore.lua): staged in chunks under keys of this call's own, then put in
- * place in one script, only if the room has no seed (lost). False when it had one: nothing changed.
+ * place in one script, only if the room has no seed (lost). When it had one, nothing changed: the life
+ * (`gen`) of the room it has is answered.
  */
 export async function restoreRoomState(
   redis: Redis,
   saleId: string,
   nonce: string,
   room: RestoredRoom,
-): Promise<boolean> {
+): Promise<{ kind: "restored" } | { kind: "kept"; gen: number }> {
   const k = saleKeys(saleId);
   const staged = k.staged(nonce);
   const stage = async (key: string, fields: Record<string, string>) => {
@@ -65,6 +66,8 @@ export async function restoreRoomState(
     room.entries ? JSON.stringify(room.entries) : "",
     JSON.stringify(room.active),
   ];
-  const reply = await withRedis(() => runScript(redis, roomRestoreScript, keys, args));
-  return codeOf("room-restore", reply, ["OK", "ALREADY_EXISTS"] as const) === "OK";
+  const reply = await withRedis(() => runScript<ScriptReply>(redis, roomRestoreScript, keys, args));
+  return codeOf("room-restore", reply, ["OK", "ALREADY_EXISTS"] as const) === "OK"
+    ? { kind: "restored" }
+    : { kind: "kept", gen: Number(reply[1]) };
 }

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const roomSealScript = defineScript(
   "room-seal",
   roomSealLua,
-  "1d5f49879fd32c75fcd533f7fbf31f2c6de927a9",
+  "87f174f4b2b9a785533149b017d4cecb4eca0074",
 );
 
 export type SealOutcome = "sealed" | "already_sealed" | "line_changed";

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const roomStepScript = defineScript(
   "room-step",
   roomStepLua,
-  "607159821b36fa74fd5bba007cbfab8b3e97d2f0",
+  "1157da47fc3dba64b939e58263767399a6b039c2",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */
@@ -44,6 +44,8 @@ export type RoomState = {
   pausedAt: number | null;
   /** the room's journal position after the step: what it shows is durable once Postgres has it */
   seq: number;
+  /** the room's life (a restore moves it on): a position counts only in its life */
+  gen: number;
 };
 
 export type StepOutcome =
@@ -65,6 +67,8 @@ export type StepRequest = {
   graceMs: number;
   /** units in paid orders, or -1 when unknown (the cutoff is then left as it is) */
   paidUnits: number;
+  /** admit nobody at this step (the room's journal cannot be written to Postgres now) */
+  hold?: boolean;
 };
 
 const CODES = ["OK", "NOT_INITIALISED", "NO_QUEUE", "ENDED", "ENTRIES_CLOSED"] as const;
@@ -78,7 +82,16 @@ export function roomStepKeys(saleId: string): string[] {
 /** One step of the waiting room (room-step.lua): an optional join, lapses, admissions, the cutoff. */
 export async function runRoomStep(redis: Redis, req: StepRequest): Promise<StepOutcome> {
   const keys = roomStepKeys(req.saleId);
-  const args = [req.now, req.join, req.ticketId, req.windowMs, req.graceMs, req.paidUnits, req.read];
+  const args = [
+    req.now,
+    req.join,
+    req.ticketId,
+    req.windowMs,
+    req.graceMs,
+    req.paidUnits,
+    req.read,
+    req.hold ? "1" : "0",
+  ];
   const reply = await withRedis(() => runScript<ScriptReply>(redis, roomStepScript, keys, args));
   switch (codeOf("room-step", reply, CODES)) {
     case "NOT_INITIALISED":
@@ -95,7 +108,7 @@ export async function runRoomStep(redis: Redis, req: StepRequest): Promise<StepO
 }
 
 function decodeStep(reply: ScriptReply): StepOutcome {
-  const [, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt, seq] =
+  const [, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt, seq, gen] =
     reply.map((v, i) => (i === 1 ? v : Number(v)));
   const room: RoomState = {
     frontier: Number(frontier),
@@ -108,6 +121,7 @@ function decodeStep(reply: ScriptReply): StepOutcome {
     admittedNow: Number(admittedNow),
     pausedAt: pausedAt === undefined || Number(pausedAt) < 0 ? null : Number(pausedAt),
     seq: Number(seq ?? 0),
+    gen: Number(gen ?? 0),
   };
   const stored = typeof ticket === "string" && ticket !== "" ? (JSON.parse(ticket) as StoredTicket) : null;
   return { kind: "stepped", room, ticket: stored };

@@ -38,6 +38,7 @@ type Page = {
   code: number;
   through: number;
   room: Record<string, unknown> | null;
+  entries: string;
   tickets: Map<string, StoredTicket>;
 };
 
@@ -53,11 +54,12 @@ async function readPage(limit: number): Promise<Page> {
     limit,
   )) as string[];
   const tickets = new Map<string, StoredTicket>();
-  for (let i = 5; i + 1 < r.length; i += 2) tickets.set(String(r[i]), JSON.parse(String(r[i + 1])));
+  for (let i = 7; i + 1 < r.length; i += 2) tickets.set(String(r[i]), JSON.parse(String(r[i + 1])));
   return {
     code: Number(r[0]),
     through: Number(r[1]),
     room: r[2] ? JSON.parse(String(r[2])) : null,
+    entries: String(r[5] ?? ""),
     tickets,
   };
 }
@@ -65,8 +67,9 @@ async function readPage(limit: number): Promise<Page> {
 async function ack(page: Page): Promise<number> {
   const k = saleKeys(saleId);
   const args: string[] = [];
-  if (page.room) args.push("~room", String(page.room.v));
-  for (const [u, t] of page.tickets) args.push(u, String(t.v));
+  if (page.room) args.push("r", String(page.room.v));
+  if (page.entries) args.push("e", "");
+  for (const [u, t] of page.tickets) args.push(`t:${u}`, String(t.v));
   const r = (await redis.eval(lua("room-journal-ack"), 3, k.room, k.tickets, k.journal, ...args)) as number[];
   return Number(r[1]);
 }
@@ -80,7 +83,7 @@ describe("the room's journal", () => {
     expect([a, b]).toEqual([1, 2]);
     // a step that changes nothing writes no position
     expect(await step(t0 - 4)).toBe(2);
-    expect(await journal()).toEqual(["u1", "1", "u2", "2"]);
+    expect(await journal()).toEqual(["t:u1", "1", "t:u2", "2"]);
     const page = await readPage(1_000);
     expect(page.through).toBe(2);
     expect([...page.tickets.keys()]).toEqual(["u1", "u2"]);
@@ -98,27 +101,32 @@ describe("the room's journal", () => {
     const after = await step(t0, { paid: 0 });
     expect(await ack(page)).toBe(0);
     const left = await journal();
-    expect(left.filter((_, i) => i % 2 === 0).sort()).toEqual(["u1", "u2", "~room"]);
+    expect(left.filter((_, i) => i % 2 === 0).sort()).toEqual(["e", "r", "t:u1", "t:u2"]);
     // u1 keeps the position of its first unwritten change (its join), not its admission's
-    expect(left[left.indexOf("u1") + 1]).toBe("1");
+    expect(left[left.indexOf("t:u1") + 1]).toBe("1");
     const again = await readPage(1_000);
     expect(again.through).toBe(after);
     expect(again.tickets.get("u1")?.s).toBe("a");
     expect(again.room).toMatchObject({ sealed: "1", frontier: "2" });
-    expect(await ack(again)).toBe(3);
+    // the seal's entry list travels once, apart from the room's fields (a frontier's move does not resend it)
+    expect(JSON.parse(again.entries)).toHaveLength(2);
+    expect(again.room).not.toHaveProperty("entries");
+    expect(await ack(again)).toBe(4);
     expect(await journal()).toEqual([]);
+    await step(t0 + 1, { join: "u3" });
+    expect((await readPage(1_000)).entries).toBe("");
   });
 
   it("a page that does not hold the whole journal leaves the room's fields and stops below what it left out", async () => {
     for (const [i, u] of ["u1", "u2", "u3", "u4"].entries()) await step(t0 - 100 + i, { join: u });
     await sealRoom(redis, saleId, t0);
-    await step(t0, { paid: 0 }); // u1, u2 admitted: their positions stay their joins'; ~room at 5
+    await step(t0, { paid: 0 }); // u1, u2 admitted: their positions stay their joins'; the room and the entries at 5
     const page = await readPage(3);
-    // members by first position: u1 1, u2 2, u3 3, u4 4, ~room 5: the fourth is left out
+    // members by first position: u1 1, u2 2, u3 3, u4 4, the room and the entries 5: the fourth is left out
     expect(page.through).toBe(3);
     expect(page.room).toBeNull();
     const two = await readPage(4);
-    // ~room is not in a page of 4 either (u1..u4), and the frontier it would write is newer than u4's join
+    // the room is not in a page of 4 either (u1..u4), and the frontier it would write is newer than u4's join
     expect([two.through, two.room]).toEqual([4, null]);
     // u1's state in the page is its admission (newer than the page's `through`): a newer ticket than the
     // room's fields only errs safe (an admitted ticket past the frontier is never admitted twice)
@@ -209,7 +217,8 @@ describe("the room given back from its record", () => {
       room.entries ? JSON.stringify(room.entries) : "",
       JSON.stringify(room.active),
     ];
-    return Number(await redis.eval(lua("room-restore"), keys.length, ...keys, ...args));
+    const reply = (await redis.eval(lua("room-restore"), keys.length, ...keys, ...args)) as number[];
+    return Number(reply[0]);
   }
 
   it("a sealed room comes back with the same line, places, admissions and cutoff", async () => {
