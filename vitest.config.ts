@@ -18,6 +18,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/orders/{pipeline,batch-writes}.test.ts",
   "test/integration/recovery/{redis-loss,sale-counters,catalog-after-loss,variant-stats}.test.ts",
   "test/integration/room/{room,admission-pause,room-after-loss}.test.ts",
+  "test/integration/review/room-record.test.ts",
   "test/integration/runtimes/header-limits.test.ts",
   "test/integration/sales/{sales,stock-adjustment,variant-stock,pause-races,audit}.test.ts",
   "test/integration/webhooks/webhooks.test.ts",
