@@ -2,11 +2,13 @@
   room-journal-ack: forgets the journal's members whose state is now in Postgres (src/room/room-record.ts),
   unless they changed since they were read (their `v` moved on): those stay, to be written again.
 
-  KEYS[1]  room     hash: v (the journal position of the room fields' last change)
+  KEYS[1]  room     hash: v (the journal position of the room fields' last change); recorded (the
+                    journal position up to which everything is in Postgres: raised here)
   KEYS[2]  tickets  hash: userId -> ticket JSON {…, v}
   KEYS[3]  journal  zset: member -> journal position of its first unwritten change
 
-  ARGV     pairs: member ("r" the room, "e" the entry list, or "t:<userId>"), the `v` written ("" for a
+  ARGV[1]  the journal position up to which the page written holds everything
+  ARGV[2…] pairs: member ("r" the room, "e" the entry list, or "t:<userId>"), the `v` written ("" for a
            user without a ticket, and for "e": the entry list never changes once written)
 
   Returns:
@@ -17,8 +19,11 @@
 if redis.call("HEXISTS", KEYS[1], "seed") == 0 then
   return {2}
 end
+if tonumber(ARGV[1]) > tonumber(redis.call("HGET", KEYS[1], "recorded") or "0") then
+  redis.call("HSET", KEYS[1], "recorded", ARGV[1])
+end
 local forgotten = 0
-for i = 1, #ARGV, 2 do
+for i = 2, #ARGV, 2 do
   local member = ARGV[i]
   local current
   if member == "r" then

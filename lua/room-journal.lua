@@ -13,7 +13,7 @@
   ARGV[1]  at most this many members
 
   Returns:
-    {1, through, room, seed, seedHash, entries, gen, userId1, ticket1, …}   OK
+    {1, through, room, seed, seedHash, entries, gen, seq, userId1, ticket1, …}   OK
     {2}                                                       NOT_INITIALISED: the room has no seed (lost)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 
@@ -22,7 +22,7 @@
   the room's fields as JSON when "r" is among the members read and the reply holds the whole
   journal, else "" (fields read now may describe changes past `through`, e.g. a frontier moved past
   tickets whose admission is not in this reply: they wait, and `through` stays below their position);
-  `gen`, the room's life (a restore moves it on); `entries`, the seal's entry list (JSON) when "e" is among the members read (once: it never
+  `gen`, the room's life (a restore moves it on); `seq`, the journal's position now; `entries`, the seal's entry list (JSON) when "e" is among the members read (once: it never
   changes), else ""; a ticket "" when its user has none (nothing to write: acknowledged all the same).
 ]]
 local seed = redis.call("HMGET", KEYS[1], "seed", "seedHash", "gen")
@@ -39,7 +39,7 @@ if not whole then
   through = tonumber(members[2 * limit + 2]) - 1
   count = limit
 end
-local reply = {1, 0, "", seed[1], seed[2] or "", "", tonumber(seed[3] or "0")}
+local reply = {1, 0, "", seed[1], seed[2] or "", "", tonumber(seed[3] or "0"), through}
 for i = 1, count do
   local member = members[2 * i - 1]
   if member == "r" and not whole then

@@ -1,6 +1,6 @@
 --[[
-  room-restore: gives a waiting room lost with Redis back from its Postgres record (src/room/room-record.ts),
-  in one step: the tickets, line, late list and admissions the caller staged under keys of its own
+  room-restore: gives a waiting room lost with Redis (or behind its record) back from its Postgres record
+  (src/room/room-record.ts), in one step: the tickets, line, late list and admissions the caller staged under keys of its own
   (written in chunks: a room of 100,000 tickets is more than one command should carry) take the live
   keys' place, and the room's fields are written, unless the room has its seed (it was not lost, or
   another rebuild restored it first): then the staged keys are dropped and nothing else changes.
@@ -16,13 +16,19 @@
   ARGV[1]  the room's fields (JSON object of strings)
   ARGV[2]  the entry list (JSON), or "" for none
   ARGV[3]  the running admissions: JSON array of [userId, expiresAt]
+  ARGV[4]  a life (`gen`): the room is replaced if it has this one (a room behind its record: a failover
+           lost writes Postgres has); "" or absent: only a room without its seed is
 
   Returns:
     {1}        OK (restored)
     {20, gen}  ALREADY_EXISTS (the room has its seed: nothing restored; gen, the life of the room it has)
   Codes are named as in src/stock/codes.ts (ScriptCode), one table for every script.
 ]]
-if redis.call("HEXISTS", KEYS[1], "seed") == 1 then
+local kept = redis.call("HMGET", KEYS[1], "seed", "gen")
+if kept[1] and (ARGV[4] or "") ~= "" and (kept[2] or "0") == ARGV[4] then
+  kept[1] = false
+end
+if kept[1] then
   redis.call("DEL", KEYS[8], KEYS[9])
   return {20, tonumber(redis.call("HGET", KEYS[1], "gen") or "0")}
 end

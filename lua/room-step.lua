@@ -53,11 +53,12 @@
            an admission's window would run while its shopper cannot be shown it); absent or "0": admit
 
   Returns:
-    {1, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt, seq, gen}  OK
+    {1, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt, seq, gen, recorded}  OK
                         ticket or ""; cutoff or -1; length = tickets in line and late lists; pausedAt -1
                         but while a pause runs; seq: the room's journal position after this step (what the
                         caller shows is in Postgres once the journal is written that far); gen: the room's
-                        life, which a restore moves on
+                        life, which a restore moves on; recorded: the position up to which Redis was told
+                        the journal is in Postgres (room-journal-ack.lua)
     {2}                 NOT_INITIALISED: the sale is not in this Redis
     {23}                NO_QUEUE: the sale admits everyone (admission "open")
     {5}                 ENDED: a join after the sale's end (nothing changed)
@@ -230,4 +231,4 @@ end
 local length = redis.call("LLEN", KEYS[6]) + redis.call("LLEN", KEYS[7])
 return {1, ticket, frontier, cutoff, freeNow, held, remaining, sealed and 1 or 0, length, admittedNow,
   pausedAt or -1, seq or tonumber(redis.call("HGET", KEYS[4], "seq") or "0"),
-  tonumber(redis.call("HGET", KEYS[4], "gen") or "0")}
+  tonumber(redis.call("HGET", KEYS[4], "gen") or "0"), tonumber(redis.call("HGET", KEYS[4], "recorded") or "0")}

@@ -78,7 +78,7 @@ export type Memory = {
    * each waiting room's journal position known written to Postgres, and when a request of this process
    * began writing it (0: none is): the others wait on the number, not on that request (src/room/room-record.ts)
    */
-  roomRecords: Map<string, { gen: number; through: number; writingSince: number }>;
+  roomRecords: Map<string, { gen: number; through: number; writingSince: number; writes: number }>;
   /** when this process last failed to write a room's journal: its steps admit nobody for a while (src/room/room-record.ts) */
   roomRecordFailedAt: Map<string, number>;
   /** one upstream feed of each watched waiting room (src/realtime/room-feed.ts) */

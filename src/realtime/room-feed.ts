@@ -35,12 +35,13 @@ export async function readOwnTicket(
   d: Deps,
   saleId: string,
   userId: string,
-  gen: number,
+  room: { gen: number; recorded: number },
 ): Promise<StoredTicket | null> {
+  const { gen, recorded } = room;
   const raw = await withRedis(() => d.redis.hget<string>(saleKeys(saleId).tickets, userId));
   if (!raw) return null;
   const t = JSON.parse(raw) as StoredTicket;
-  return untilRoomRecorded(d, saleId, { seq: t.v ?? 0, gen }).then(
+  return untilRoomRecorded(d, saleId, { seq: t.v ?? 0, gen, recorded }).then(
     () => t,
     () => null,
   );

@@ -33,7 +33,11 @@ export async function readDraw(d: Deps, saleId: string): Promise<DrawOutcome> {
   );
   const fields = toRecord(room) ?? {};
   // shown only once in the room's Postgres record (another process may have sealed it moments ago)
-  await untilRoomRecorded(d, saleId, { seq: Number(fields.seq ?? 0), gen: Number(fields.gen ?? 0) });
+  await untilRoomRecorded(d, saleId, {
+    seq: Number(fields.seq ?? 0),
+    gen: Number(fields.gen ?? 0),
+    recorded: Number(fields.recorded ?? 0),
+  });
   const draw: DrawView = { seedHash: fields.seedHash ?? "" };
   if (fields.sealed === "1") {
     draw.entriesHash = fields.entriesHash ?? "";

@@ -87,15 +87,20 @@ export async function restartRoomRecord(
 export async function untilRoomRecorded(
   d: Pick<Deps, "db" | "redis" | "memory">,
   saleId: string,
-  at: { seq: number; gen: number },
+  at: { seq: number; gen: number; recorded: number },
 ): Promise<void> {
   const known = d.memory.roomRecords;
   const deadline = Date.now() + WAIT_MS;
+  let writesAtStart: number | undefined;
   for (;;) {
     const held = known.get(saleId);
-    const mark = held && held.gen === at.gen ? held : { gen: at.gen, through: 0, writingSince: 0 };
+    const mark = held && held.gen === at.gen ? held : { gen: at.gen, through: 0, writingSince: 0, writes: 0 };
     known.set(saleId, mark);
-    if (mark.through >= at.seq) return;
+    writesAtStart ??= mark.writes;
+    // what this process wrote is acknowledged in Redis before anything is shown: a Redis that says less
+    // at the step lost writes (a failover to a replica behind), and its positions may be reissued; a
+    // write of this process since the step read the Redis the step ran in
+    if (mark.through >= at.seq && (at.recorded >= mark.through || mark.writes > writesAtStart)) return;
     if (Date.now() > deadline)
       throw new StoreUnavailableError("postgres", new Error(`room ${saleId}: journal not written`));
     if (mark.writingSince > Date.now() - WRITER_LEASE_MS) {
@@ -105,10 +110,17 @@ export async function untilRoomRecorded(
     const started = Date.now();
     mark.writingSince = started;
     try {
-      const written = await writeRoomJournal(d, saleId);
+      const written = await writeRoomJournal(d, saleId, mark.through);
+      if (written.behind) {
+        // Redis lost writes its record has (a failover): the room is given back from the record, and
+        // what this step did, never written, is gone
+        await restoreRoom(d, saleId, await startsAtOf(d, saleId), written.gen);
+        throw new StoreUnavailableError("redis", new Error(`room ${saleId}: behind its record, restored`));
+      }
       if (written.gen !== at.gen)
         throw new StoreUnavailableError("redis", new Error(`room ${saleId}: restored since the step`));
       mark.through = Math.max(mark.through, written.through);
+      mark.writes++;
       d.memory.roomRecordFailedAt.delete(saleId);
     } catch (error) {
       d.memory.roomRecordFailedAt.set(saleId, Date.now());
@@ -137,27 +149,39 @@ const FAILING_MS = 5_000;
  * Writes the oldest page of the room's journal to Postgres in one statement (the tickets, each only
  * over an older reading of itself; the room's fields likewise) and forgets what it wrote. Returns the
  * room's life and the journal position up to which everything of that life is written; a page of a
- * life the record has moved past (read before a loss, written after the restore) is not written.
+ * life the record has moved past (read before a loss, written after the restore) is not written, nor one
+ * of a room behind its record (`behind`). An empty page costs no statement unless Redis's position is
+ * below `known` (what the caller knows written: Redis lost writes).
  */
 export async function writeRoomJournal(
   d: Pick<Deps, "db" | "redis">,
   saleId: string,
-): Promise<{ gen: number; through: number }> {
+  known = 0,
+): Promise<{ gen: number; through: number; behind?: boolean }> {
   const page = await readRoomJournal(d.redis, saleId, PAGE);
   if (!page) return { gen: -1, through: 0 };
-  if (page.tickets.length === 0 && !page.room && page.entries === null)
-    return { gen: page.gen, through: page.through };
-  if (!(await writePage(d.db, saleId, page))) return { gen: -1, through: 0 };
+  // nothing to write, and Redis is not behind what this process knows written: no statement
+  const empty = page.tickets.length === 0 && !page.room && page.entries === null;
+  if (empty && page.seq >= known) return { gen: page.gen, through: page.through };
+  const written = await writePage(d.db, saleId, page);
+  if (written === "stale") return { gen: -1, through: 0 };
+  if (written === "behind") return { gen: page.gen, through: 0, behind: true };
   await acknowledgeRoomJournal(d.redis, saleId, page);
   return { gen: page.gen, through: page.through };
+}
+
+/** The sale's start as Redis holds it (the restore of a room found behind its record splits its line by it). */
+async function startsAtOf(d: Pick<Deps, "redis">, saleId: string): Promise<number> {
+  return Number(await withRedis(() => d.redis.hget<string>(saleKeys(saleId).meta, "startsAt")));
 }
 
 /**
  * The page's statement. The record's row is read first FOR SHARE: a restore (which moves `gen` on under
  * the row's lock) either waits for this write and reads it, or goes first and this write finds the new
- * life and writes nothing. False when it wrote nothing for that reason.
+ * life and writes nothing ("stale"). "behind": the record holds journal positions of this life past
+ * where Redis is now (a failover lost writes that were written here): nothing written either.
  */
-async function writePage(db: Db, saleId: string, page: JournalPage): Promise<boolean> {
+async function writePage(db: Db, saleId: string, page: JournalPage): Promise<"ok" | "stale" | "behind"> {
   const tickets = JSON.stringify(
     page.tickets.flatMap(({ userId, ticket }) =>
       ticket ? [{ user_id: userId, ticket, v: ticket.v ?? 0 }] : [],
@@ -167,9 +191,11 @@ async function writePage(db: Db, saleId: string, page: JournalPage): Promise<boo
   const result = await withDb(() =>
     db.execute<{ ok: boolean }>(sql`
       with g as (
-        select gen from room_records where sale_id = ${saleId} for share
+        select gen, through from room_records where sale_id = ${saleId} for share
       ), ok as (
-        select not exists (select 1 from g where gen > ${page.gen}) as ok
+        select not exists (
+          select 1 from g where gen > ${page.gen} or (gen = ${page.gen} and through > ${page.seq})
+        ) as ok
       ), t as (
         select * from jsonb_to_recordset(${tickets}::jsonb) as x(user_id text, ticket jsonb, v bigint)
       ), up as (
@@ -191,10 +217,12 @@ async function writePage(db: Db, saleId: string, page: JournalPage): Promise<boo
           through = greatest(r.through, excluded.through)
         returning 1
       )
-      select ok from ok`),
+      select (select ok from ok) as ok, (select gen from g) > ${page.gen} as newer`),
   );
-  const ok = result.rows[0]?.ok;
-  return ok === true || (ok as unknown) === "t";
+  const row = result.rows[0] as { ok: unknown; newer: unknown } | undefined;
+  const yes = (v: unknown) => v === true || v === "t";
+  if (yes(row?.ok)) return "ok";
+  return yes(row?.newer) ? "stale" : "behind";
 }
 
 export type RecordRow = {
@@ -221,11 +249,14 @@ export async function restoreRoom(
   deps: Pick<LifecycleDeps, "db" | "redis">,
   saleId: string,
   startsAt: number,
+  behindIn?: number,
 ): Promise<"restored" | "kept" | "unrecorded"> {
-  if (await withRedis(() => deps.redis.hexists(saleKeys(saleId).room, "seed"))) return "kept";
+  if (behindIn === undefined && (await withRedis(() => deps.redis.hexists(saleKeys(saleId).room, "seed"))))
+    return "kept";
   const [records, rows] = await withDb(() =>
     deps.db.transaction([
-      sql`update room_records set gen = gen + 1 where sale_id = ${saleId} and complete
+      sql`update room_records set gen = gen + 1
+          where sale_id = ${saleId} and complete and (${behindIn ?? null}::int is null or gen = ${behindIn ?? null}::int)
           returning seed, seed_hash, fields, entries, v, through, gen`,
       sql`select user_id, ticket from room_tickets where sale_id = ${saleId}`,
     ]),
@@ -237,7 +268,7 @@ export async function restoreRoom(
     t: r.ticket,
   }));
   const room = await roomFromRecord(record, tickets, startsAt);
-  const outcome = await restoreRoomState(deps.redis, saleId, crypto.randomUUID(), room);
+  const outcome = await restoreRoomState(deps.redis, saleId, crypto.randomUUID(), room, behindIn);
   if (outcome.kind === "restored") return "restored";
   // another rebuild restored it meanwhile: the record follows the life Redis has (unless that rebuild's
   // own move came later)
@@ -279,6 +310,8 @@ export async function roomFromRecord(
     seedHash: record.seed_hash,
     count: String(byJoin.at(-1)?.t.n ?? 0),
     seq: String(Math.max(Number(record.through), Number(record.v), maxV)),
+    // everything restored is in Postgres
+    recorded: String(Math.max(Number(record.through), Number(record.v), maxV)),
     gen: String(record.gen ?? 0),
     held: String(running.reduce((sum, x) => sum + x.t.h, 0)),
   };

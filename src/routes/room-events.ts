@@ -65,7 +65,7 @@ async function streamTicketEvents(c: RouteContext<typeof ticketEvents>) {
     const next = feed.get(saleId);
     if (!next || next === reading) return;
     reading = next;
-    if (ticketStale(t, next)) t = (await readOwnTicket(d, saleId, userId, next.room.gen)) ?? t;
+    if (ticketStale(t, next)) t = (await readOwnTicket(d, saleId, userId, next.room)) ?? t;
     frame = await ticketFrame(d, frame, { t, reading: next, userId, now: next.at });
   };
   return eventStream(c, d, leases, {

@@ -8,20 +8,20 @@ import { defineScript, runScript } from "./script";
 export const roomJournalAckScript = defineScript(
   "room-journal-ack",
   roomJournalAckLua,
-  "d47c2a5b028166c55caf403028077b1480da7eea",
+  "f0193594820bd7df3c4c9f09529ddf12c6e95d2e",
 );
 
 /**
- * Forgets the members of a page now in Postgres, each unless it changed since it was read
- * (room-journal-ack.lua).
+ * Forgets the members of a page now in Postgres, each unless it changed since it was read, and raises
+ * the room's `recorded` to the page's position (room-journal-ack.lua).
  */
 export async function acknowledgeRoomJournal(redis: Redis, saleId: string, page: JournalPage): Promise<void> {
-  const args: string[] = [];
+  const args: string[] = [String(page.through)];
   if (page.room) args.push("r", page.room.fields.v ?? "");
   if (page.entries !== null) args.push("e", "");
   for (const { userId, ticket } of page.tickets)
     args.push(`t:${userId}`, ticket?.v === undefined ? "" : String(ticket.v));
-  if (args.length === 0) return;
+  if (args.length === 1) return;
   const k = saleKeys(saleId);
   await withRedis(() => runScript(redis, roomJournalAckScript, [k.room, k.tickets, k.journal], args));
 }

@@ -9,7 +9,7 @@ import { defineScript, runScript } from "./script";
 export const roomJournalScript = defineScript(
   "room-journal",
   roomJournalLua,
-  "6fb29dfa5655d034d496428359ab0e8e93d53e02",
+  "970d3e7a05706b32fbdc34c77e3d0b9056c621c5",
 );
 
 /** The room's fields a rebuild gives back (room-step.lua's, as Redis held them: strings, absent when unset). */
@@ -37,6 +37,8 @@ export type JournalPage = {
   seedHash: string;
   /** the room's life it was read in (src/room/room-record.ts: a page of an earlier life is not written) */
   gen: number;
+  /** the journal's position when the page was read */
+  seq: number;
   /** each changed ticket with its state now (null: the user has none) */
   tickets: { userId: string; ticket: StoredTicket | null }[];
 };
@@ -53,7 +55,7 @@ export async function readRoomJournal(
   );
   if (codeOf("room-journal", reply, ["OK", "NOT_INITIALISED"] as const) === "NOT_INITIALISED") return null;
   const tickets: JournalPage["tickets"] = [];
-  for (let i = 7; i + 1 < reply.length; i += 2) {
+  for (let i = 8; i + 1 < reply.length; i += 2) {
     const text = String(reply[i + 1]);
     tickets.push({ userId: String(reply[i]), ticket: text ? (JSON.parse(text) as StoredTicket) : null });
   }
@@ -64,6 +66,7 @@ export async function readRoomJournal(
     seedHash: String(reply[4]),
     entries: reply[5] ? String(reply[5]) : null,
     gen: Number(reply[6]),
+    seq: Number(reply[7]),
     tickets,
   };
 }

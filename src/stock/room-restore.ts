@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const roomRestoreScript = defineScript(
   "room-restore",
   roomRestoreLua,
-  "b334dba8bcab4a93254768a24b13d024aaf7beb9",
+  "319b0b87da0d0f06ec58226d18a0c3a76c80dbb2",
 );
 
 /** A room as its Postgres record gives it back: the room hash's fields, and its keys' contents. */
@@ -26,7 +26,8 @@ const CHUNK = 1_000;
 
 /**
  * Gives a lost room back (room-restore.lua): staged in chunks under keys of this call's own, then put in
- * place in one script, only if the room has no seed (lost). When it had one, nothing changed: the life
+ * place in one script, only if the room has no seed (lost), or, with `replaceGen`, is still in that life
+ * (a room found behind its record). When it is not, nothing changed: the life
  * (`gen`) of the room it has is answered.
  */
 export async function restoreRoomState(
@@ -34,6 +35,7 @@ export async function restoreRoomState(
   saleId: string,
   nonce: string,
   room: RestoredRoom,
+  replaceGen?: number,
 ): Promise<{ kind: "restored" } | { kind: "kept"; gen: number }> {
   const k = saleKeys(saleId);
   const staged = k.staged(nonce);
@@ -65,6 +67,7 @@ export async function restoreRoomState(
     JSON.stringify(room.fields),
     room.entries ? JSON.stringify(room.entries) : "",
     JSON.stringify(room.active),
+    replaceGen === undefined ? "" : String(replaceGen),
   ];
   const reply = await withRedis(() => runScript<ScriptReply>(redis, roomRestoreScript, keys, args));
   return codeOf("room-restore", reply, ["OK", "ALREADY_EXISTS"] as const) === "OK"

@@ -8,7 +8,7 @@ import { defineScript, runScript } from "./script";
 export const roomStepScript = defineScript(
   "room-step",
   roomStepLua,
-  "1157da47fc3dba64b939e58263767399a6b039c2",
+  "c9683f0263501f6f00f0456e8c105747bf123d10",
 );
 
 /** A ticket as the room keeps it: `s` waiting / admitted / lapsed, `h` units held, `x` admission's end. */
@@ -46,6 +46,8 @@ export type RoomState = {
   seq: number;
   /** the room's life (a restore moves it on): a position counts only in its life */
   gen: number;
+  /** the position up to which Redis was told the journal is in Postgres (lower than a process knows: Redis lost writes) */
+  recorded: number;
 };
 
 export type StepOutcome =
@@ -108,8 +110,22 @@ export async function runRoomStep(redis: Redis, req: StepRequest): Promise<StepO
 }
 
 function decodeStep(reply: ScriptReply): StepOutcome {
-  const [, ticket, frontier, cutoff, free, held, remaining, sealed, length, admittedNow, pausedAt, seq, gen] =
-    reply.map((v, i) => (i === 1 ? v : Number(v)));
+  const [
+    ,
+    ticket,
+    frontier,
+    cutoff,
+    free,
+    held,
+    remaining,
+    sealed,
+    length,
+    admittedNow,
+    pausedAt,
+    seq,
+    gen,
+    recorded,
+  ] = reply.map((v, i) => (i === 1 ? v : Number(v)));
   const room: RoomState = {
     frontier: Number(frontier),
     cutoff: Number(cutoff) < 0 ? null : Number(cutoff),
@@ -122,6 +138,7 @@ function decodeStep(reply: ScriptReply): StepOutcome {
     pausedAt: pausedAt === undefined || Number(pausedAt) < 0 ? null : Number(pausedAt),
     seq: Number(seq ?? 0),
     gen: Number(gen ?? 0),
+    recorded: Number(recorded ?? 0),
   };
   const stored = typeof ticket === "string" && ticket !== "" ? (JSON.parse(ticket) as StoredTicket) : null;
   return { kind: "stepped", room, ticket: stored };
