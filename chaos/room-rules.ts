@@ -21,8 +21,10 @@ import { saleKeys } from "../src/stock/keys";
 
 export type RoomViolation = { rule: string; detail: string };
 
-/** The units running admissions still hold against what remains, in one atomic read. */
+/** The units running admissions still hold against what remains, in one atomic read (nothing while the
+ * sale is not in Redis: lost, or being rebuilt). */
 const HOLDS = `
+if redis.call("EXISTS", KEYS[4]) == 0 then return {0, 0, 0, 0} end
 local users = redis.call("ZRANGE", KEYS[1], 0, -1)
 local held = 0
 for i = 1, #users, 500 do
@@ -35,21 +37,37 @@ for i = 1, #users, 500 do
     if h > n then held = held + h - n end
   end
 end
-return {held, tonumber(redis.call("GET", KEYS[4]) or "0"), #users}`;
+return {held, tonumber(redis.call("GET", KEYS[4]) or "0"), #users, 1}`;
 
 export type HoldSamples = { samples: number; maxHeld: number; violations: RoomViolation[] };
 
-/** Samples the holds every `everyMs` until `stop()`: each sample must have held ≤ remaining. */
-export function sampleHolds(redis: Redis, saleId: string, everyMs = 250): { stop(): Promise<HoldSamples> } {
+/**
+ * Samples the holds every `everyMs` until `stop()`: each sample must have held ≤ remaining. `redis` may
+ * be a getter, for a connection reopened after Redis restarted (the sale absent meanwhile is not
+ * sampled, nor a read left unanswered for 2 s).
+ */
+export function sampleHolds(
+  redis: Redis | (() => Redis),
+  saleId: string,
+  everyMs = 250,
+): { stop(): Promise<HoldSamples> } {
+  const connection = typeof redis === "function" ? redis : () => redis;
   const k = saleKeys(saleId);
   const out: HoldSamples = { samples: 0, maxHeld: 0, violations: [] };
   let running = true;
   const loop = (async () => {
     while (running) {
-      const [held, remaining, active] = (await redis
-        .eval(HOLDS, 4, k.active, k.tickets, k.holdings, k.stock)
-        .catch(() => [0, 0, 0])) as number[];
-      out.samples++;
+      // a command sent while Redis restarts may never be answered (a connection given up meanwhile)
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const [held, remaining, active, present] = ((await Promise.race([
+        connection().eval(HOLDS, 4, k.active, k.tickets, k.holdings, k.stock),
+        new Promise((r) => {
+          timer = setTimeout(r, 2_000);
+        }),
+      ])
+        .catch(() => null)
+        .finally(() => clearTimeout(timer))) as number[] | null) ?? [0, 0, 0, 0];
+      if (present) out.samples++;
       out.maxHeld = Math.max(out.maxHeld, held ?? 0);
       if ((held ?? 0) > (remaining ?? 0) && out.violations.length < 20)
         out.violations.push({

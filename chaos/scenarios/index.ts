@@ -14,6 +14,7 @@ import { qstashChaos } from "./qstash-chaos";
 import { rebuildWithUnpublished } from "./rebuild-with-unpublished";
 import { redisLoss } from "./redis-loss";
 import { roomCrowd } from "./room-crowd";
+import { roomLoss } from "./room-loss";
 import { slotExhaustion } from "./slot-exhaustion";
 import { behindTlsProxy } from "./tls-proxy";
 import { tokenEnumeration } from "./token-enumeration";
@@ -38,5 +39,6 @@ export const scenarios: Scenario[] = [
   slotExhaustion,
   paymentStorm,
   roomCrowd,
+  roomLoss,
   dropCrowd,
 ];

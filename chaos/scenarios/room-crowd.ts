@@ -85,7 +85,7 @@ export const roomCrowd: Scenario = {
 };
 
 /** The shop with its buys, payments and cancels written into the run's history (the checker's input). */
-function recorded(shop: RoomShop, history: History): RoomShop {
+export function recorded(shop: RoomShop, history: History): RoomShop {
   const note = <T extends { status: number; code?: string }>(
     kind: OpKind,
     op: ReturnType<History["invoke"]>,
