@@ -101,8 +101,10 @@ export async function untilRoomRecorded(
     // at the step lost writes (a failover to a replica behind), and its positions may be reissued; a
     // write of this process since the step read the Redis the step ran in
     if (mark.through >= at.seq && (at.recorded >= mark.through || mark.writes > writesAtStart)) return;
-    if (Date.now() > deadline)
+    if (Date.now() > deadline) {
+      d.memory.roomRecordFailedAt.set(saleId, Date.now());
       throw new StoreUnavailableError("postgres", new Error(`room ${saleId}: journal not written`));
+    }
     if (mark.writingSince > Date.now() - WRITER_LEASE_MS) {
       await new Promise((resolve) => setTimeout(resolve, 2));
       continue;
@@ -123,7 +125,9 @@ export async function untilRoomRecorded(
       mark.writes++;
       d.memory.roomRecordFailedAt.delete(saleId);
     } catch (error) {
-      d.memory.roomRecordFailedAt.set(saleId, Date.now());
+      // Postgres did not take it: admit nobody here for a while (a restore's 503 is not that)
+      if (error instanceof StoreUnavailableError && error.store === "postgres")
+        d.memory.roomRecordFailedAt.set(saleId, Date.now());
       throw error;
     } finally {
       // a writer past its lease does not clear the lease of the one that took over
