@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { saleKeys } from "../../../src/stock/keys";
 import { appForFile } from "../../support/app-per-file";
-import { untilRebuilt } from "../../support/recovery";
-import { shopperToken } from "../../support/shopper";
+import { roomShoppers, type Ticket } from "../../support/room-shoppers";
 
 /*
  * An adversarial review of the waiting room's Postgres record (src/room/room-record.ts): the cases where
@@ -20,35 +19,9 @@ const app = appForFile({
     RECOVERY_QUIET_SECONDS: "1",
   },
 });
-
-type Ticket = {
-  ticketId: string;
-  position: number;
-  frontier: number;
-  verdict: string;
-  admission?: { token: string; expiresAt: string };
-};
+const { join, me, loseRedis } = roomShoppers(app);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function join(saleId: string, userId: string) {
-  return app.api.call<Ticket & Record<string, unknown>>("POST", `/api/sales/${saleId}/queue`, {
-    token: await shopperToken(userId),
-    body: {},
-  });
-}
-
-async function me(saleId: string, userId: string) {
-  return app.api.call<Ticket & Record<string, unknown>>("GET", `/api/sales/${saleId}/queue/me`, {
-    token: await shopperToken(userId),
-  });
-}
-
-async function loseRedis(...saleIds: string[]) {
-  await app.stack.redis.restart({ empty: true });
-  await app.reconnect();
-  for (const saleId of saleIds) await untilRebuilt(app, saleId);
-}
 
 async function pgTicket(saleId: string, userId: string) {
   const r = await app.db.query("select ticket, v from room_tickets where sale_id = $1 and user_id = $2", [

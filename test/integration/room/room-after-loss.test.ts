@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { saleKeys } from "../../../src/stock/keys";
 import { appForFile } from "../../support/app-per-file";
-import { untilRebuilt } from "../../support/recovery";
-import { shopperToken } from "../../support/shopper";
+import { roomShoppers, type Ticket } from "../../support/room-shoppers";
 
 /*
  * A waiting room through a Redis loss (issue 30, item 6): Redis restarted empty under a queue or draw
@@ -22,29 +21,9 @@ const app = appForFile({
     RECOVERY_QUIET_SECONDS: "1",
   },
 });
-
-type Ticket = {
-  ticketId: string;
-  position: number;
-  frontier: number;
-  verdict: string;
-  admission?: { token: string; expiresAt: string };
-};
+const { join, me, loseRedis } = roomShoppers(app);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function join(saleId: string, userId: string) {
-  return app.api.call<Ticket & Record<string, unknown>>("POST", `/api/sales/${saleId}/queue`, {
-    token: await shopperToken(userId),
-    body: {},
-  });
-}
-
-async function me(saleId: string, userId: string) {
-  return app.api.call<Ticket & Record<string, unknown>>("GET", `/api/sales/${saleId}/queue/me`, {
-    token: await shopperToken(userId),
-  });
-}
 
 async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -53,13 +32,6 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs
     if (ok(value) || Date.now() > deadline) return value;
     await sleep(200);
   }
-}
-
-/** Redis restarted with nothing in it, and the sale rebuilt by the sweep (the minute's cron, sooner). */
-async function loseRedis(...saleIds: string[]) {
-  await app.stack.redis.restart({ empty: true });
-  await app.reconnect();
-  for (const saleId of saleIds) await untilRebuilt(app, saleId);
 }
 
 /** What every shopper's ticket says (a `me` read steps the room, as a shopper's look does). */
