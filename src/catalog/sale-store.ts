@@ -52,22 +52,31 @@ const LIST_CACHE_MS = 500;
 const LIST_STALE_MS = 5_000;
 /** A re-read not finished within this long is given up (its request may be gone). */
 const LIST_TAKEOVER_MS = 3_000;
+const LIST_WAIT_STEP_MS = 10;
 
 /**
  * Every registered sale, remembered by the process for half a second: every shopper page polls this.
  * When it is older, the first request re-reads it with its own I/O while the others answer from the
- * list in hand (up to 5 s old; they never await that read), so a crowd costs one read at a time.
+ * list in hand (up to 5 s old; they never await that read). With no list that recent, they wait for the
+ * reader's list on their own timers (up to {@link LIST_TAKEOVER_MS}), so a crowd costs one read at a
+ * time, also after a quiet spell.
  */
 export async function readSaleList(
   d: { redis: Redis; memory: Pick<Memory, "saleList"> },
-  now: number,
+  at: number,
 ): Promise<SaleRecord[]> {
   const list = d.memory.saleList;
-  const cached = list.cached;
-  if (cached && now - cached.at < LIST_CACHE_MS) return cached.sales;
-  const since = list.refreshingSince;
-  if (cached && since !== null && now - since < LIST_TAKEOVER_MS && now - cached.at < LIST_STALE_MS)
-    return cached.sales;
+  let now = at;
+  for (;;) {
+    const cached = list.cached;
+    if (cached && now - cached.at < LIST_CACHE_MS) return cached.sales;
+    const since = list.refreshingSince;
+    if (since === null || now - since >= LIST_TAKEOVER_MS || now - at >= LIST_TAKEOVER_MS) break;
+    if (cached && now - cached.at < LIST_STALE_MS) return cached.sales;
+    const theirs = await listReadBy(list, since);
+    if (theirs) return theirs;
+    now = Date.now(); // their read failed or was dropped: the first waiter to look reads again
+  }
   list.refreshingSince = now;
   const generation = list.generation;
   try {
@@ -78,6 +87,20 @@ export async function readSaleList(
     return sales;
   } finally {
     if (list.refreshingSince === now) list.refreshingSince = null;
+  }
+}
+
+/**
+ * The list stored by the read begun at `since`, looked for every {@link LIST_WAIT_STEP_MS} (a plain
+ * value, never that request's promise: workerd forbids awaiting another request's I/O); null when that
+ * read ended without one or ran past {@link LIST_TAKEOVER_MS}.
+ */
+async function listReadBy(list: Memory["saleList"], since: number): Promise<SaleRecord[] | null> {
+  for (;;) {
+    await new Promise((r) => setTimeout(r, LIST_WAIT_STEP_MS));
+    const cached = list.cached;
+    if (cached && cached.at >= since) return cached.sales;
+    if (list.refreshingSince !== since || Date.now() - since >= LIST_TAKEOVER_MS) return null;
   }
 }
 
