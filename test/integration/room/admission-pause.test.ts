@@ -6,7 +6,7 @@ import { shopperToken } from "../../support/shopper";
  * A pause and a rebuild's quiet period are time out of every running admission: an admitted shopper
  * cannot buy meanwhile, so the admission's clock stops, the shopper keeps their place and their units,
  * and the next ticket is not handed them. Admissions of 4 s (4 s of grace after), halts of 9 s and more
- * (a rebuild's quiet period: 12 s).
+ * (a rebuild's quiet period: 12 s). Each test has its own sale and shoppers: they wait side by side.
  */
 
 const app = appForFile({
@@ -79,7 +79,7 @@ const pauseFor = (saleId: string) => ({
   refusal: [409, "SALE_PAUSED"] as [number, string],
 });
 
-describe("an operator's pause longer than an admission", () => {
+describe.concurrent("an operator's pause longer than an admission", () => {
   it("a queue's front still buys after the resume, and its unit is not handed on", async () => {
     const sale = await app.api.createSale({ admission: "queue", stock: 1, perUserLimit: 1 });
     const front = await join(sale.saleId, "front");
@@ -136,7 +136,7 @@ describe("an operator's pause longer than an admission", () => {
   }, 60_000);
 });
 
-describe("a rebuild's quiet period longer than an admission", () => {
+describe.concurrent("a rebuild's quiet period longer than an admission", () => {
   it("the queue's front still buys after it, and its unit is not handed on", async () => {
     const sale = await app.api.createSale({ admission: "queue", stock: 1, perUserLimit: 1 });
     const front = await join(sale.saleId, "quiet-front");
