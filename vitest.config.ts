@@ -56,9 +56,6 @@ const OWN_PROCESS_STATE = [
 const SLOWEST = {
   "workers:test/e2e/shopper-page.test.ts": 55,
   "workers:test/integration/orders/races.test.ts": 53,
-  "deno:test/integration/room/admission-pause.test.ts": 50,
-  "bun:test/integration/room/admission-pause.test.ts": 50,
-  "workers:test/integration/room/admission-pause.test.ts": 48,
   "workers:test/integration/recovery/redis-loss.test.ts": 37,
   "workers:test/integration/chaos/fault-scenarios.test.ts": 35,
   "workers:test/integration/chaos/room-loss.test.ts": 32,
@@ -95,6 +92,9 @@ const SLOWEST = {
   "deno:test/integration/recovery/sale-counters.test.ts": 17,
   "bun:test/integration/recovery/sale-counters.test.ts": 17,
   "workers:test/integration/recovery/sale-counters.test.ts": 16,
+  "workers:test/integration/room/admission-pause.test.ts": 16,
+  "deno:test/integration/room/admission-pause.test.ts": 16,
+  "bun:test/integration/room/admission-pause.test.ts": 16,
 };
 
 /**
