@@ -1,4 +1,4 @@
-import { Cluster, Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { type RedisCluster, startRedisCluster } from "../../../local/redis-cluster";
 import type { RedisProcess } from "../../../local/redis-process";
@@ -6,6 +6,7 @@ import { saleKeys } from "../../../src/stock/keys";
 import { connectRedisCluster } from "../../../src/stores/redis-tcp";
 import type { ApiResponse } from "../../support/api";
 import { appForFile } from "../../support/app-per-file";
+import { homeOf as homeOfKey } from "../../support/cluster-nodes";
 
 /**
  * REDIS_REPLICA_ACKS=1 over a real Redis Cluster of three masters with a replica each: a script counts
@@ -34,45 +35,7 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const code = (res: ApiResponse) => (res.body.error as { code?: string } | undefined)?.code;
 
-/** A direct client of the cluster, for inspection, seeded with every node still running. */
-function adminClient(): Cluster {
-  return new Cluster(
-    (cluster?.nodes ?? []).map((n) => ({ host: "127.0.0.1", port: n.port })),
-    { clusterRetryStrategy: () => 200 },
-  );
-}
-
-/**
- * The processes of the master that holds `key` and of its replica, if any (CLUSTER KEYSLOT, CLUSTER
- * NODES: CLUSTER SLOTS leaves out a replica whose replication offset is still 0).
- */
-async function homeOf(key: string): Promise<{ master: RedisProcess; replica?: RedisProcess }> {
-  const admin = adminClient();
-  try {
-    const slot = Number(await admin.call("CLUSTER", "KEYSLOT", key));
-    const lines = String(await admin.call("CLUSTER", "NODES"))
-      .trim()
-      .split("\n")
-      .map((line) => line.split(" "));
-    const serves = (ranges: string[]) =>
-      ranges.some((range) => {
-        const [from, to = from] = range.split("-").map(Number);
-        return slot >= (from ?? -1) && slot <= (to ?? -1);
-      });
-    const master = lines.find(
-      (l) => /(^|,)master(,|$)/.test(l[2] ?? "") && !l[2]?.includes("fail") && serves(l.slice(8)),
-    );
-    const replica = lines.find((l) => l[3] === master?.[0] && !l[2]?.includes("fail"));
-    const node = (line: string[] | undefined) =>
-      cluster?.nodes.find((n) => n.port === Number(line?.[1]?.split("@")[0]?.split(":").pop()));
-    const found = node(master);
-    if (!found) throw new Error(`no master for slot ${slot}`);
-    const copy = node(replica);
-    return copy ? { master: found, replica: copy } : { master: found };
-  } finally {
-    admin.disconnect();
-  }
-}
+const homeOf = (key: string) => homeOfKey(cluster, key);
 
 /** Reads one key on a replica itself (READONLY), not through its master. */
 async function readOnReplica(replica: RedisProcess, key: string): Promise<string | null> {
