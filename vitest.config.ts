@@ -36,7 +36,7 @@ const SERVERS_ONLY = [
   // the counts of /metrics after a chaos run (Workers serve no /metrics)
   "test/integration/chaos/metrics-agree.test.ts",
   // REDIS_CLUSTER_NODES: ioredis's Cluster is a TCP client (Workers take Upstash databases)
-  "test/integration/stores/{redis-cluster,replica-acks}.test.ts",
+  "test/integration/stores/{redis-cluster,replica-acks,cluster-master-lost}.test.ts",
 ];
 
 /**

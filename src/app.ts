@@ -3,7 +3,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { apiRouter } from "./api/api-router";
 import { openApiDocument } from "./api/document";
 import { type AppContext, type AppEnv, configOf, deps } from "./context";
-import { StoreUnavailableError } from "./errors";
+import { SaleLostError, StoreUnavailableError } from "./errors";
 import { ApiError, renderError, toApiError } from "./http/api-error";
 import { REQUEST_ID_HEADER, requestIdOf } from "./http/request-id";
 import { requestLogLine, shouldLog } from "./http/request-log";
@@ -12,6 +12,7 @@ import { clientKey } from "./limits/client-key";
 import { adminAuth, operatorsOf } from "./middleware/admin-auth";
 import { buyBodyHandoff } from "./middleware/buy-body-handoff";
 import { headerLimit, MAX_HEADER_BYTES } from "./middleware/header-limit";
+import { recoverLostSales } from "./recovery/recover-sales";
 import { adminRoutes } from "./routes/admin";
 import { adminAuditRoutes } from "./routes/admin-audit";
 import { adminEventRoutes } from "./routes/admin-events";
@@ -191,7 +192,13 @@ export function createApp(platform: Platform) {
   app.notFound((c) => renderError(c, new ApiError("NOT_FOUND", "No such route.")));
   app.onError((error, c) => {
     const apiError = toApiError(error);
-    if (error instanceof StoreUnavailableError) c.get("deps")?.metrics?.storeError(error.store);
+    const d = c.get("deps");
+    if (error instanceof StoreUnavailableError) d?.metrics?.storeError(error.store);
+    // a sale the catalog lists and Redis lost: rebuilt by the recovery (once per process every few seconds)
+    if (error instanceof SaleLostError && d) {
+      d.defer(recoverLostSales(d));
+      return renderError(c, apiError);
+    }
     // a refusal the code chose (a stream budget spent, a sale being restored) is an answer, not a fault
     if (apiError.code === "INTERNAL" || (apiError.code === "UNAVAILABLE" && !(error instanceof ApiError))) {
       // the route's pattern, not the path: a buy's path carries its product token

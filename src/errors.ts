@@ -15,6 +15,18 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
+ * The catalog lists a sale that Redis does not hold: lost with its store (a Cluster master restarted
+ * empty while the catalog lives on another) until a recovery rebuilds it. A 503 with Retry-After, never
+ * "no such sale"; the app's error handler starts the recovery.
+ */
+export class SaleLostError extends StoreUnavailableError {
+  override name = "SaleLostError";
+  constructor(readonly saleId: string) {
+    super("redis", `sale ${saleId} is listed but not in Redis`);
+  }
+}
+
+/**
  * Postgres refused what a statement asked (SQLSTATE class 23: an integrity violation, `conflict`; class
  * 22: a data exception such as a number out of range, `bad_value`): the request's fault, nothing was
  * written. Thrown by `withDb` (src/db/client.ts); `toApiError` (src/http/api-error.ts) answers 409

@@ -22,11 +22,16 @@ export async function readSale(redis: Redis, saleId: string): Promise<SaleRecord
   return fromMetaFields(toRecord(meta), remaining, toRecord(variantStock));
 }
 
-/** Every registered sale (one SMEMBERS, then one pipeline for all of them). */
-export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
+/**
+ * Every registered sale (one SMEMBERS, then one pipeline for all of them), and the ids the catalog
+ * lists that Redis holds no sale for: lost with the store that held them (a Cluster master restarted
+ * empty, while the catalog lives on another), until a recovery rebuilds them. A sale is added to the
+ * catalog only after its keys are written (src/sales/create-sale.ts), so a listed id without them is lost.
+ */
+export async function readListedSales(redis: Redis): Promise<{ sales: SaleRecord[]; lost: string[] }> {
   return withRedis(async () => {
     const ids = await redis.smembers(catalogKeys.sales);
-    if (ids.length === 0) return [];
+    if (ids.length === 0) return { sales: [], lost: [] };
     const pipe = redis.pipeline();
     for (const id of ids) {
       const keys = saleKeys(id);
@@ -34,6 +39,7 @@ export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
     }
     const replies = await pipe.exec<unknown[]>();
     const sales: SaleRecord[] = [];
+    const lost: string[] = [];
     for (let i = 0; i < ids.length; i++) {
       const at = 3 * i;
       const sale = fromMetaFields(
@@ -42,9 +48,15 @@ export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
         toRecord(replies[at + 2]),
       );
       if (sale) sales.push(sale);
+      else lost.push(ids[i] as string);
     }
-    return sales.sort((a, b) => a.startsAt - b.startsAt);
+    return { sales: sales.sort((a, b) => a.startsAt - b.startsAt), lost };
   });
+}
+
+/** Every registered sale Redis holds (one SMEMBERS, then one pipeline for all of them). */
+export async function readAllSales(redis: Redis): Promise<SaleRecord[]> {
+  return (await readListedSales(redis)).sales;
 }
 
 const LIST_CACHE_MS = 500;
@@ -80,10 +92,14 @@ export async function readSaleList(
   list.refreshingSince = now;
   const generation = list.generation;
   try {
-    const sales = await readAllSales(d.redis);
+    const read = await readListedSales(d.redis);
+    // a lost sale (being rebuilt) stays listed as this process last read it, if it did
+    const carried = read.lost.flatMap((id) => list.cached?.sales.find((s) => s.saleId === id) ?? []);
+    const sales =
+      carried.length === 0 ? read.sales : [...read.sales, ...carried].sort((a, b) => a.startsAt - b.startsAt);
     // a read begun before an operator change here, or before a newer read, is not kept
     if (generation === list.generation && (!list.cached || list.cached.at <= now))
-      list.cached = { at: now, sales };
+      list.cached = { at: now, sales, lost: read.lost };
     return sales;
   } finally {
     if (list.refreshingSince === now) list.refreshingSince = null;
@@ -102,6 +118,45 @@ async function listReadBy(list: Memory["saleList"], since: number): Promise<Sale
     if (cached && cached.at >= since) return cached.sales;
     if (list.refreshingSince !== since || Date.now() - since >= LIST_TAKEOVER_MS) return null;
   }
+}
+
+/** How long a sale found lost by its own read is answered as lost (its rebuild takes seconds). */
+const LOST_SEEN_MS = 10_000;
+
+/**
+ * Whether `saleId` is listed in the catalog but not in Redis (a sale being rebuilt, which a read answers
+ * 503, not 404): as the process's last read of the sale list found it, or a read of its own within
+ * {@link LOST_SEEN_MS} ({@link noticeIfLost}).
+ */
+export function isLostSale(memory: Pick<Memory, "saleList">, saleId: string, now = Date.now()): boolean {
+  if (memory.saleList.cached?.lost.includes(saleId)) return true;
+  const seen = memory.saleList.lostSeen.get(saleId);
+  return seen !== undefined && now - seen < LOST_SEEN_MS;
+}
+
+/**
+ * After a read found no sale `saleId`: one SISMEMBER tells a lost sale (listed in the catalog) from an
+ * unknown one, remembered for {@link isLostSale}. At most a few ids are kept.
+ */
+export async function noticeIfLost(
+  d: { redis: Redis; memory: Pick<Memory, "saleList"> },
+  saleId: string,
+): Promise<void> {
+  const listed = await withRedis(() => d.redis.sismember(catalogKeys.sales, saleId));
+  if (!listed) return;
+  const seen = d.memory.saleList.lostSeen;
+  seen.delete(saleId);
+  seen.set(saleId, Date.now());
+  for (const oldest of seen.keys()) {
+    if (seen.size <= LOST_SEEN_KEPT) break;
+    seen.delete(oldest);
+  }
+}
+const LOST_SEEN_KEPT = 256;
+
+/** Whether the process's last read of the sale list found sales lost with their store. */
+export function hasLostSales(memory: Pick<Memory, "saleList">): boolean {
+  return (memory.saleList.cached?.lost.length ?? 0) > 0;
 }
 
 /** Forgets the process's sale list (after an operator change made here). */

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { DatabaseRefusedError, StoreUnavailableError } from "../errors";
+import { DatabaseRefusedError, SaleLostError, StoreUnavailableError } from "../errors";
 
 /** Every error code the API answers with; the contract's table lives in {@link statusOf}. */
 export type ErrorCode =
@@ -142,6 +142,11 @@ export function renderError(c: Context, error: ApiError): Response {
 /** Turns anything thrown into an ApiError without leaking internals to the client. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof SaleLostError) {
+    return new ApiError("UNAVAILABLE", "The sale is being restored. Try again shortly.", {
+      retryAfterSeconds: 2,
+    });
+  }
   if (error instanceof StoreUnavailableError) {
     return new ApiError("UNAVAILABLE", "A store is temporarily unavailable. Try again shortly.", {
       retryAfterSeconds: 2,

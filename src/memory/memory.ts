@@ -53,9 +53,12 @@ export type Memory = {
    * answer from the list in hand meanwhile); bumped by each operator change here: src/catalog/sale-store.ts
    */
   saleList: {
-    cached: { at: number; sales: SaleRecord[] } | null;
+    /** `lost`: ids the catalog lists that Redis holds no sale for (lost with their store, being rebuilt) */
+    cached: { at: number; sales: SaleRecord[]; lost: string[] } | null;
     refreshingSince: number | null;
     generation: number;
+    /** sales found lost by a read of their own (listed in the catalog, not in Redis), and when */
+    lostSeen: Map<string, number>;
   };
   /** orders seen in a final status (paid, expired, cancelled), which never change: src/orders/order-reads.ts */
   finalOrders: Lru<{ userId: string; view: OrderView }>;
@@ -131,7 +134,7 @@ export function createMemory(t: FeedTimings): Memory {
     storeClock: { offset: null },
     recovery: { lastAttemptAt: Number.NEGATIVE_INFINITY },
     publishing: { open: null },
-    saleList: { cached: null, refreshingSince: null, generation: 0 },
+    saleList: { cached: null, refreshingSince: null, generation: 0, lostSeen: new Map() },
     finalOrders: createLru(FINAL_ORDERS_KEPT),
     limits: createRateCounters(LIMIT_KEYS_KEPT),
     feeds: {

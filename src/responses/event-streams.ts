@@ -114,7 +114,8 @@ export async function frameStream(
     key: string;
     readOne: () => Promise<Frame | undefined>;
     readAll: (keys: string[]) => Promise<Map<string, Frame>>;
-    unknown: () => ApiError;
+    /** the error for a key with nothing to read (an ApiError, or a SaleLostError for a sale being rebuilt) */
+    unknown: () => Error;
     /** checked before the first frame, however fresh the feed is */
     exists?: () => Promise<boolean>;
   },

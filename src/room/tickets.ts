@@ -1,5 +1,6 @@
 import type { SaleRecord } from "../catalog/sale-record";
-import { readSale, readSaleList } from "../catalog/sale-store";
+import { isLostSale, noticeIfLost, readSale, readSaleList } from "../catalog/sale-store";
+import { SaleLostError } from "../errors";
 import type { Deps } from "../services";
 import { saleKeys } from "../stock/keys";
 import { storeNow } from "../stores/store-clock";
@@ -19,10 +20,19 @@ export type TicketOutcome =
   | { kind: "entries_closed" }
   | { kind: "not_initialised" };
 
-/** A sale by id: from the process's sale list, else one read (a sale made moments ago elsewhere). */
+/**
+ * A sale by id: from the process's sale list, else one read (a sale made moments ago elsewhere); a sale
+ * the catalog lists and Redis lost throws {@link SaleLostError} (503 while it is rebuilt).
+ */
 export async function findSale(d: Deps, saleId: string, now: number): Promise<SaleRecord | null> {
   const listed = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
-  return listed ?? (await readSale(d.redis, saleId));
+  const sale = listed ?? (await readSale(d.redis, saleId));
+  // listed in the catalog, lost with its store: being rebuilt (503), not unknown
+  if (!sale) {
+    await noticeIfLost(d, saleId);
+    if (isLostSale(d.memory, saleId)) throw new SaleLostError(saleId);
+  }
+  return sale;
 }
 
 /** The store's clock, as the buy and the room read it. */

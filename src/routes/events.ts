@@ -4,8 +4,8 @@ import { errorResponses } from "../api/error-responses";
 import { eventStreamResponse, lastEventIdHeaders } from "../api/event-stream";
 import { orderIdParam } from "../api/order-schemas";
 import { saleIdParam } from "../api/sale-schemas";
+import { noticeIfLost } from "../catalog/sale-store";
 import { deps } from "../context";
-import { ApiError } from "../http/api-error";
 import { saleIdOfOrder } from "../ids";
 import { limited } from "../middleware/rate-limit";
 import { shopperAuth } from "../middleware/shopper-auth";
@@ -13,6 +13,7 @@ import { ownFrame, readOneOrder, readOrders } from "../realtime/order-feed";
 import { readSaleFrames } from "../realtime/sale-feed";
 import { eventStream, frameStream, holding, slotFor } from "../responses/event-streams";
 import { unknownOrder } from "../responses/order-refusals";
+import { saleNotFound } from "../responses/sale-refusals";
 import { storeNow } from "../stores/store-clock";
 
 const saleEvents = createRoute({
@@ -42,9 +43,14 @@ async function streamSaleEvents(c: RouteContext<typeof saleEvents>) {
     kind: "sale",
     feed: d.memory.feeds.sales,
     key: saleId,
-    readOne: async () => (await readSaleFrames(d.redis, [saleId], clock)).get(saleId),
+    readOne: async () => {
+      const frame = (await readSaleFrames(d.redis, [saleId], clock)).get(saleId);
+      // none: the catalog tells an unknown sale from one lost with its store (503, being rebuilt)
+      if (!frame) await noticeIfLost(d, saleId);
+      return frame;
+    },
     readAll: (ids) => readSaleFrames(d.redis, ids, clock),
-    unknown: () => new ApiError("UNKNOWN_SALE", "No such sale."),
+    unknown: () => saleNotFound(d, saleId),
   });
 }
 

@@ -4,11 +4,12 @@ import { errorResponses } from "../api/error-responses";
 import { cacheHeaders, ifNoneMatchHeaders, notModified, SALE_CACHE_CONTROL } from "../api/http-cache";
 import { saleIdParam, saleListSchema, saleSchema } from "../api/sale-schemas";
 import { saleStatus, toSaleView } from "../catalog/sale-record";
-import { readSaleList } from "../catalog/sale-store";
+import { hasLostSales, readSaleList } from "../catalog/sale-store";
 import { type AppContext, deps } from "../context";
-import { ApiError } from "../http/api-error";
 import { ifNoneMatchHits, weakEtag } from "../http/etag";
 import { limited } from "../middleware/rate-limit";
+import { recoverLostSales } from "../recovery/recover-sales";
+import { saleNotFound } from "../responses/sale-refusals";
 import { storeNow } from "../stores/store-clock";
 
 const CACHING =
@@ -52,6 +53,8 @@ async function listSales(c: RouteContext<typeof listSalesRoute>) {
   const d = deps(c);
   const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const sales = (await readSaleList(d, now)).filter((s) => saleStatus(s, now) !== "ended");
+  // a sale lost with its store stays listed as last read while a recovery rebuilds it
+  if (hasLostSales(d.memory)) d.defer(recoverLostSales(d));
   const body = {
     sales: sales.map((s) => toSaleView(s, now, "shopper")),
     serverTime: new Date(now).toISOString(),
@@ -66,7 +69,7 @@ async function getSale(c: RouteContext<typeof getSaleRoute>) {
   const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const { saleId } = c.req.valid("param");
   const sale = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
-  if (!sale) throw new ApiError("UNKNOWN_SALE", "No such sale.");
+  if (!sale) throw saleNotFound(d, saleId);
   const body = toSaleView(sale, now, "shopper");
   if (await notModifiedSince(c, body)) return c.body(null, 304);
   return c.json(body, 200);

@@ -45,6 +45,7 @@ export type RedisStore = {
   ): Promise<[string | number, (string | number)[]]>;
   sadd(key: string, member: string, ...members: string[]): Promise<number>;
   smembers(key: string): Promise<string[]>;
+  sismember(key: string, member: string): Promise<number>;
   zrem(key: string, ...members: string[]): Promise<number>;
   /** Members (strings) by rank, or with `byScore` by score from `min` to `max`. */
   zrange<T extends unknown[] = string[]>(

@@ -76,6 +76,7 @@ const commands = {
   ],
   sadd: (key: string, ...members: string[]): Command => ["SADD", [key, ...members]],
   smembers: (key: string): Command => ["SMEMBERS", [key]],
+  sismember: (key: string, member: string): Command => ["SISMEMBER", [key, member]],
   zrem: (key: string, ...members: string[]): Command => ["ZREM", [key, ...members]],
   zrange: (key: string, min: number, max: number, o?: ZRangeOptions): Command => [
     "ZRANGE",

@@ -21,7 +21,7 @@ describe("the process's sale list", () => {
   it("a crowd arriving after a quiet spell (list older than 5 s) costs one read", async () => {
     const { redis, calls } = slowStore(50);
     const memory = createMemory({ saleFeedMs: 250, orderFeedMs: 500 });
-    memory.saleList.cached = { at: Date.now() - 6_000, sales: [] };
+    memory.saleList.cached = { at: Date.now() - 6_000, sales: [], lost: [] };
     const now = Date.now();
     await Promise.all(Array.from({ length: 30 }, () => readSaleList({ redis, memory }, now)));
     expect(calls.smembers).toBe(1);
