@@ -138,3 +138,32 @@ describe("a master restarted empty, with no replica", () => {
     expect(stats.body).toMatchObject({ stock: STOCK, remaining: 0, invariantHolds: true });
   }, 120_000);
 });
+
+describe("the catalog's master restarted empty, with no replica", () => {
+  it("the catalog is rebuilt from Postgres while the sales on the other masters keep their state; buyers get 503 meanwhile, never 404", async () => {
+    const catalogHome = (await homeOf(cluster, catalogKeys.version)).master;
+    let kept = await app.api.createSale({ stock: 10, perUserLimit: 1 });
+    while ((await masterOf(kept.saleId)) === catalogHome)
+      kept = await app.api.createSale({ stock: 10, perUserLimit: 1 });
+    for (let u = 0; u < 3; u++)
+      expect((await app.api.buy(kept.productToken, `kept-${u}`, 1)).status).toBe(202);
+
+    await catalogHome.restart({ empty: true });
+    const answers: string[] = [];
+    let sold: ApiResponse | undefined;
+    for (const giveUpAt = Date.now() + 30_000; Date.now() < giveUpAt; await sleep(200)) {
+      const res = await app.api.buy(kept.productToken, `after-catalog-${answers.length}`, 1);
+      answers.push(`${res.status} ${code(res) ?? ""}`.trim());
+      if (res.status === 503) expect(Number(res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+      if (res.status === 202) {
+        sold = res;
+        break;
+      }
+    }
+    expect(sold?.status, answers.join(", ")).toBe(202);
+    expect(answers.filter((a) => a !== "202" && a !== "503 UNAVAILABLE")).toEqual([]);
+    // the sale on its own master was not rebuilt: it kept its reservations and its units
+    const stats = await app.api.stats(kept.saleId);
+    expect(stats.body).toMatchObject({ stock: 10, remaining: 6, invariantHolds: true });
+  }, 90_000);
+});
