@@ -227,12 +227,21 @@ export async function registerProductToken(
   saleId: string,
   token: string,
 ): Promise<void> {
+  await registerProductTokens(d, [{ saleId, token }]);
+}
+
+/** Registers several sales' tokens at once (one filter rebuild), as {@link registerProductToken}. */
+export async function registerProductTokens(
+  d: { redis: Redis; memory: Pick<Memory, "catalog"> },
+  sales: { saleId: string; token: string }[],
+): Promise<void> {
   const { redis } = d;
+  if (sales.length === 0) return;
   await withRedis(async () => {
     await redis
       .pipeline()
-      .hset(catalogKeys.tokens, { [token]: saleId })
-      .sadd(catalogKeys.sales, saleId)
+      .hset(catalogKeys.tokens, Object.fromEntries(sales.map((s) => [s.token, s.saleId])))
+      .sadd(catalogKeys.sales, ...(sales.map((s) => s.saleId) as [string, ...string[]]))
       .exec();
     for (let attempt = 0; attempt < 5; attempt++) {
       const tokens = await redis.hkeys(catalogKeys.tokens);

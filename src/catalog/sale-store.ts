@@ -27,11 +27,19 @@ export async function readSale(redis: Redis, saleId: string): Promise<SaleRecord
  * lists that Redis holds no sale for: lost with the store that held them (a Cluster master restarted
  * empty, while the catalog lives on another), until a recovery rebuilds them. A sale is added to the
  * catalog only after its keys are written (src/sales/create-sale.ts), so a listed id without them is lost.
+ * `catalogMissing`: the catalog's version is gone (the catalog lost with its store; or none made yet).
  */
-export async function readListedSales(redis: Redis): Promise<{ sales: SaleRecord[]; lost: string[] }> {
+export async function readListedSales(
+  redis: Redis,
+): Promise<{ sales: SaleRecord[]; lost: string[]; catalogMissing: boolean }> {
   return withRedis(async () => {
-    const ids = await redis.smembers(catalogKeys.sales);
-    if (ids.length === 0) return { sales: [], lost: [] };
+    const [ids, version] = await redis
+      .pipeline()
+      .smembers(catalogKeys.sales)
+      .get<string>(catalogKeys.version)
+      .exec<[string[], string | null]>();
+    const catalogMissing = version === null;
+    if (ids.length === 0) return { sales: [], lost: [], catalogMissing };
     const pipe = redis.pipeline();
     for (const id of ids) {
       const keys = saleKeys(id);
@@ -50,7 +58,7 @@ export async function readListedSales(redis: Redis): Promise<{ sales: SaleRecord
       if (sale) sales.push(sale);
       else lost.push(ids[i] as string);
     }
-    return { sales: sales.sort((a, b) => a.startsAt - b.startsAt), lost };
+    return { sales: sales.sort((a, b) => a.startsAt - b.startsAt), lost, catalogMissing };
   });
 }
 
@@ -93,13 +101,19 @@ export async function readSaleList(
   const generation = list.generation;
   try {
     const read = await readListedSales(d.redis);
+    // a catalog lost with its store lists nothing: every sale this process knew is lost until rebuilt
+    const known = list.cached?.sales ?? [];
+    if (read.catalogMissing)
+      for (const s of known)
+        if (!read.sales.some((r) => r.saleId === s.saleId) && !read.lost.includes(s.saleId))
+          read.lost.push(s.saleId);
     // a lost sale (being rebuilt) stays listed as this process last read it, if it did
-    const carried = read.lost.flatMap((id) => list.cached?.sales.find((s) => s.saleId === id) ?? []);
+    const carried = read.lost.flatMap((id) => known.find((s) => s.saleId === id) ?? []);
     const sales =
       carried.length === 0 ? read.sales : [...read.sales, ...carried].sort((a, b) => a.startsAt - b.startsAt);
     // a read begun before an operator change here, or before a newer read, is not kept
     if (generation === list.generation && (!list.cached || list.cached.at <= now))
-      list.cached = { at: now, sales, lost: read.lost };
+      list.cached = { at: now, sales, lost: read.lost, catalogMissing: read.catalogMissing };
     return sales;
   } finally {
     if (list.refreshingSince === now) list.refreshingSince = null;
@@ -124,26 +138,36 @@ async function listReadBy(list: Memory["saleList"], since: number): Promise<Sale
 const LOST_SEEN_MS = 10_000;
 
 /**
- * Whether `saleId` is listed in the catalog but not in Redis (a sale being rebuilt, which a read answers
- * 503, not 404): as the process's last read of the sale list found it, or a read of its own within
+ * Whether `saleId` is listed in the catalog but not in Redis, or the catalog itself is lost (a sale
+ * being rebuilt, which a read answers 503, not 404): as the process's last read of the sale list found
+ * it, or a read of its own within
  * {@link LOST_SEEN_MS} ({@link noticeIfLost}).
  */
 export function isLostSale(memory: Pick<Memory, "saleList">, saleId: string, now = Date.now()): boolean {
-  if (memory.saleList.cached?.lost.includes(saleId)) return true;
+  const cached = memory.saleList.cached;
+  // with the catalog lost, an id it does not list may be a sale it will list again once rebuilt
+  if (cached?.catalogMissing || cached?.lost.includes(saleId)) return true;
   const seen = memory.saleList.lostSeen.get(saleId);
   return seen !== undefined && now - seen < LOST_SEEN_MS;
 }
 
 /**
- * After a read found no sale `saleId`: one SISMEMBER tells a lost sale (listed in the catalog) from an
- * unknown one, remembered for {@link isLostSale}. At most a few ids are kept.
+ * After a read found no sale `saleId`: one pipeline (SISMEMBER, the catalog's version) tells a lost sale
+ * (listed in the catalog, or the catalog itself lost) from an unknown one, remembered for
+ * {@link isLostSale}. At most a few ids are kept.
  */
 export async function noticeIfLost(
   d: { redis: Redis; memory: Pick<Memory, "saleList"> },
   saleId: string,
 ): Promise<void> {
-  const listed = await withRedis(() => d.redis.sismember(catalogKeys.sales, saleId));
-  if (!listed) return;
+  const [listed, version] = await withRedis(() =>
+    d.redis
+      .pipeline()
+      .sismember(catalogKeys.sales, saleId)
+      .get<string>(catalogKeys.version)
+      .exec<[number, string | null]>(),
+  );
+  if (!listed && version !== null) return;
   const seen = d.memory.saleList.lostSeen;
   seen.delete(saleId);
   seen.set(saleId, Date.now());

@@ -53,8 +53,11 @@ export type Memory = {
    * answer from the list in hand meanwhile); bumped by each operator change here: src/catalog/sale-store.ts
    */
   saleList: {
-    /** `lost`: ids the catalog lists that Redis holds no sale for (lost with their store, being rebuilt) */
-    cached: { at: number; sales: SaleRecord[]; lost: string[] } | null;
+    /**
+     * `lost`: ids the catalog lists that Redis holds no sale for (lost with their store, being rebuilt);
+     * `catalogMissing`: the catalog's version was gone (the catalog lost, or none made yet)
+     */
+    cached: { at: number; sales: SaleRecord[]; lost: string[]; catalogMissing?: boolean } | null;
     refreshingSince: number | null;
     generation: number;
     /** sales found lost by a read of their own (listed in the catalog, not in Redis), and when */

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { registerProductTokens } from "../catalog/catalog";
 import { withDb } from "../db/client";
 import type { RebuildDeps } from "../services";
 import { catalogKeys, saleKeys } from "../stock/keys";
@@ -33,8 +34,8 @@ export async function recoverLostSales(
   if (!opts.force && now - memory.lastAttemptAt < RECOVERY_DEBOUNCE_MS) return [];
   memory.lastAttemptAt = now;
   const result = await withDb(() =>
-    deps.db.execute<{ id: string; epoch: number }>(sql`
-      select s.id, s.epoch from sales s
+    deps.db.execute<{ id: string; epoch: number; product_token: string }>(sql`
+      select s.id, s.epoch, s.product_token from sales s
       where s.ends_at > now() - make_interval(hours => ${KEEP_ENDED_HOURS})
          or exists (select 1 from orders o where o.sale_id = s.id and o.status = 'awaiting_payment')
          or exists (select 1 from orders o where o.sale_id = s.id and o.status in ('expired', 'cancelled')
@@ -56,6 +57,12 @@ export async function recoverLostSales(
     return opts.force === true && Number(inRedis) < Number(result.rows[i]?.epoch ?? 0);
   });
   const catalogMissing = (await withRedis(() => deps.redis.exists(catalogKeys.version))) === 0;
+  // no sale to hold and no catalog (a new shop, or one whose sales all ended): an empty catalog is the
+  // whole catalog, so readers of unknown ids are answered 404 again (a sale created meanwhile INCRs it)
+  if (catalogMissing && ids.length === 0) {
+    await withRedis(() => deps.redis.set(catalogKeys.version, "0", { nx: true }));
+    return [];
+  }
   if (lost.length === 0 && !(catalogMissing && ids.length > 0)) return [];
   const token = crypto.randomUUID();
   const locked = await withRedis(() => deps.redis.set(LOCK_KEY, token, { nx: true, px: LOCK_MS }));
@@ -76,6 +83,16 @@ export async function recoverLostSales(
         );
         reports.push(report);
       }
+    }
+    // the catalog lost on its own (a Cluster master holding only the catalog's slot restarted empty):
+    // the sales still in Redis are registered again; each rebuilt one registered itself
+    if (catalogMissing) {
+      const rebuilt = new Set(reports.map((r) => r.saleId));
+      await registerProductTokens(
+        deps,
+        result.rows.filter((r) => !rebuilt.has(r.id)).map((r) => ({ saleId: r.id, token: r.product_token })),
+      );
+      if (lost.length === 0) console.warn(`recovered the catalog from Postgres: ${ids.length} sales`);
     }
     if (failure !== null) throw failure;
     return reports;

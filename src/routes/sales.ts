@@ -69,6 +69,7 @@ async function getSale(c: RouteContext<typeof getSaleRoute>) {
   const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const { saleId } = c.req.valid("param");
   const sale = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
+  if (hasLostSales(d.memory)) d.defer(recoverLostSales(d));
   if (!sale) throw saleNotFound(d, saleId);
   const body = toSaleView(sale, now, "shopper");
   if (await notModifiedSince(c, body)) return c.body(null, 304);

@@ -92,6 +92,8 @@ export type RedisPipeline = {
   hlen(key: string): RedisPipeline;
   hscan(key: string, cursor: string | number, options: { count: number }): RedisPipeline;
   sadd(key: string, member: string, ...members: string[]): RedisPipeline;
+  smembers(key: string): RedisPipeline;
+  sismember(key: string, member: string): RedisPipeline;
   zrem(key: string, ...members: string[]): RedisPipeline;
   hincrby(key: string, field: string, increment: number): RedisPipeline;
   expire(key: string, seconds: number): RedisPipeline;

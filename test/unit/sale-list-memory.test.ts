@@ -6,14 +6,21 @@ import type { RedisStore } from "../../src/stores/redis-store";
 /** A store holding no sales whose SMEMBERS answers after `ms` (or fails): only its reads are counted. */
 function slowStore(ms: number, fail = () => false) {
   const calls = { smembers: 0 };
-  const redis = {
-    smembers: async () => {
-      calls.smembers++;
-      await new Promise((r) => setTimeout(r, ms));
-      if (fail()) throw new Error("store down");
-      return [];
-    },
-  } as unknown as RedisStore;
+  // the list's first read: one pipeline of SMEMBERS and the catalog's version
+  const pipeline = () => {
+    const p = {
+      smembers: () => p,
+      get: () => p,
+      exec: async () => {
+        calls.smembers++;
+        await new Promise((r) => setTimeout(r, ms));
+        if (fail()) throw new Error("store down");
+        return [[], "1"];
+      },
+    };
+    return p;
+  };
+  const redis = { pipeline } as unknown as RedisStore;
   return { redis, calls };
 }
 

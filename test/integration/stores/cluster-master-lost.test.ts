@@ -3,7 +3,7 @@ import { type RedisCluster, startRedisCluster } from "../../../local/redis-clust
 import { catalogKeys, saleKeys } from "../../../src/stock/keys";
 import type { ApiResponse } from "../../support/api";
 import { appForFile } from "../../support/app-per-file";
-import { homeOf } from "../../support/cluster-nodes";
+import { clusterAdmin, homeOf } from "../../support/cluster-nodes";
 
 /**
  * A master of a Redis Cluster with no replica, restarted empty (SIGKILL, then started again with its
@@ -162,6 +162,21 @@ describe("the catalog's master restarted empty, with no replica", () => {
     }
     expect(sold?.status, answers.join(", ")).toBe(202);
     expect(answers.filter((a) => a !== "202" && a !== "503 UNAVAILABLE")).toEqual([]);
+    // readers: the sale is there, or being restored (503), while the catalog comes back
+    const reads: string[] = [];
+    for (const until = Date.now() + 2_000; Date.now() < until; await sleep(100)) {
+      const read = await app.api.call("GET", `/api/sales/${kept.saleId}`);
+      reads.push(`${read.status} ${code(read) ?? ""}`.trim());
+    }
+    expect(reads.filter((r) => r !== "200" && r !== "503 UNAVAILABLE")).toEqual([]);
+    const admin = clusterAdmin(cluster);
+    try {
+      for (let i = 0; i < 50 && !(await admin.exists(catalogKeys.version)); i++) await sleep(200);
+      expect(await admin.exists(catalogKeys.version), "the catalog rebuilt").toBe(1);
+      expect(await admin.sismember(catalogKeys.sales, kept.saleId)).toBe(1);
+    } finally {
+      admin.disconnect();
+    }
     // the sale on its own master was not rebuilt: it kept its reservations and its units
     const stats = await app.api.stats(kept.saleId);
     expect(stats.body).toMatchObject({ stock: 10, remaining: 6, invariantHolds: true });
