@@ -23,6 +23,7 @@ const CONTRACT_ON_SERVERS = [
   "test/integration/sales/{sales,stock-adjustment,variant-stock,pause-races,audit}.test.ts",
   "test/integration/webhooks/webhooks.test.ts",
   "test/integration/observability/metrics.test.ts",
+  "test/integration/stores/upstash-databases.test.ts",
 ];
 
 /**

@@ -22,6 +22,8 @@ export type Env = {
   PRODUCT_TOKEN_SECRET: string;
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
+  UPSTASH_REDIS_REST_URLS?: string;
+  UPSTASH_REDIS_REST_TOKENS?: string;
   REDIS_URL?: string;
   REDIS_CLUSTER_NODES?: string;
   REDIS_REPLICA_ACKS?: string;
@@ -147,6 +149,15 @@ const configSchema = z
     /** Redis over Upstash's REST API (every runtime) … */
     UPSTASH_REDIS_REST_URL: z.url().optional(),
     UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
+    /**
+     * … or several Upstash databases, each sale in one of them (src/stores/sharded-store.ts):
+     * comma-separated URLs and their tokens in the same order; they replace the two above
+     */
+    UPSTASH_REDIS_REST_URLS: z
+      .string()
+      .refine((v) => v.split(",").every((u) => URL.canParse(u.trim())), "comma-separated URLs")
+      .optional(),
+    UPSTASH_REDIS_REST_TOKENS: z.string().min(1).optional(),
     /** … or over TCP, `redis://` / `rediss://` (server runtimes only; wins when set): see src/runtime/create-services.ts. */
     REDIS_URL: z
       .string()
@@ -265,10 +276,25 @@ const configSchema = z
     ALTCHA_MAX_NUMBER: positiveInt(20_000),
   })
   .refine(
-    (c) => c.REDIS_URL || c.REDIS_CLUSTER_NODES || (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN),
+    (c) =>
+      c.REDIS_URL ||
+      c.REDIS_CLUSTER_NODES ||
+      (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN) ||
+      (c.UPSTASH_REDIS_REST_URLS && c.UPSTASH_REDIS_REST_TOKENS),
     {
-      message: "REDIS_URL, REDIS_CLUSTER_NODES, or UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
+      message:
+        "REDIS_URL, REDIS_CLUSTER_NODES, UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or UPSTASH_REDIS_REST_URLS and UPSTASH_REDIS_REST_TOKENS",
       path: ["REDIS_URL"],
+    },
+  )
+  .refine(
+    (c) =>
+      !c.UPSTASH_REDIS_REST_URLS ||
+      c.UPSTASH_REDIS_REST_URLS.split(",").length === (c.UPSTASH_REDIS_REST_TOKENS ?? "").split(",").length,
+    {
+      message:
+        "UPSTASH_REDIS_REST_TOKENS needs one token per URL of UPSTASH_REDIS_REST_URLS, in the same order",
+      path: ["UPSTASH_REDIS_REST_TOKENS"],
     },
   )
   .refine((c) => c.REDIS_REPLICA_ACKS === 0 || c.REDIS_URL || c.REDIS_CLUSTER_NODES, {

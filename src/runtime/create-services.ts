@@ -9,6 +9,7 @@ import type { Metrics, ResolveHost, Services } from "../services";
 import { connectPostgresHttp } from "../stores/postgres-http";
 import { withPublishTimeout } from "../stores/qstash-publisher";
 import type { RedisStore } from "../stores/redis-store";
+import { shardedStore } from "../stores/sharded-store";
 
 const REDIS_TIMEOUT_MS = 2_000;
 
@@ -79,14 +80,23 @@ export function createServices(
     closers.push(() => tcp.close());
     redis = tcp;
   } else {
-    redis = new UpstashRedis({
-      url: config.UPSTASH_REDIS_REST_URL as string,
-      token: config.UPSTASH_REDIS_REST_TOKEN as string,
-      automaticDeserialization: false,
-      enableTelemetry: false,
-      retry: { retries: 2, backoff: (n) => 25 * 2 ** n },
-      signal: () => AbortSignal.timeout(REDIS_TIMEOUT_MS),
-    });
+    const upstash = (url: string, token: string): RedisStore =>
+      new UpstashRedis({
+        url,
+        token,
+        automaticDeserialization: false,
+        enableTelemetry: false,
+        retry: { retries: 2, backoff: (n) => 25 * 2 ** n },
+        signal: () => AbortSignal.timeout(REDIS_TIMEOUT_MS),
+      });
+    if (config.UPSTASH_REDIS_REST_URLS) {
+      // several databases, each sale in one (the URLs' order is where every sale lives: keep it)
+      const tokens = (config.UPSTASH_REDIS_REST_TOKENS ?? "").split(",").map((t) => t.trim());
+      const urls = config.UPSTASH_REDIS_REST_URLS.split(",").map((u) => u.trim());
+      redis = shardedStore(urls.map((url, i) => upstash(url, tokens[i] as string)));
+    } else {
+      redis = upstash(config.UPSTASH_REDIS_REST_URL as string, config.UPSTASH_REDIS_REST_TOKEN as string);
+    }
   }
   const dbDriver = databaseDriver(config, options.tcp !== undefined);
   let db: Db;

@@ -95,8 +95,9 @@ export async function startApp(
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
     const late = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
     const serverVars = serverTestVars(stack);
-    // an engine given a Redis Cluster (REDIS_CLUSTER_NODES) must not also get the stack's one server
-    if (late.REDIS_CLUSTER_NODES) delete serverVars.REDIS_URL;
+    // an engine given a Redis Cluster (REDIS_CLUSTER_NODES) or several Upstash databases must not also
+    // get the stack's one server
+    if (late.REDIS_CLUSTER_NODES || late.UPSTASH_REDIS_REST_URLS) delete serverVars.REDIS_URL;
     const engineVars = runtime === "workers" ? { ...vars, ...late } : { ...vars, ...serverVars, ...late };
     const launch = (more: Record<string, string>, publicUrl: string | undefined) =>
       runtime === "workers"
