@@ -9,7 +9,9 @@
  * `npm run dev:deno` / `npm run dev:bun` (`--runtime deno|bun`): the same stack with the engine on Deno or
  * Bun instead (the bundle of src/runtime/<runtime>.ts, local/server-runtime.ts), its own cron
  * (`Deno.cron`, a timer on Bun) on wrangler.toml's schedule, settings from .dev.vars as environment variables.
- * With `-- --stores 3` (and `--replicas 1`), their Redis is a real Redis Cluster of three masters.
+ * With `-- --stores 3` (and `--replicas 1`), their Redis is a real Redis Cluster of three masters; on
+ * Workers, `npm run dev -- --stores 3` gives the worker three Upstash stand-ins, each on its own
+ * redis-server (UPSTASH_REDIS_REST_URLS), each sale in one of them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
@@ -20,10 +22,11 @@ import { createDemoSale, printInstructions } from "./dev-demo";
 import { migrate } from "./migrate";
 import { waitFor } from "./ports";
 import { type RedisCluster, startRedisCluster } from "./redis-cluster";
-import { RedisNotInstalledError } from "./redis-process";
+import { RedisNotInstalledError, startRedis } from "./redis-process";
 import { buildServer, type ServerRuntime, type ServerRuntimeName, startServer } from "./server-runtime";
 import { type Stack, startStack } from "./stack";
 import { ensureSystemPackages, MissingSystemPackagesError } from "./system-packages";
+import { startUpstashRedisServer } from "./upstash-redis-server";
 import { readVarsFile } from "./vars-file";
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver";
 
@@ -41,9 +44,9 @@ function runtimeOption(): "workers" | ServerRuntimeName {
 }
 
 /**
- * `--stores N` (default 1) and `--replicas R` (default 0): N > 1 starts a Redis Cluster of N masters with R
- * replicas each (local/redis-cluster.ts) for the Deno and Bun engines, instead of the stack's one
- * redis-server. Workers take one store.
+ * `--stores N` (default 1) and `--replicas R` (default 0). On Deno and Bun, N > 1 starts a Redis Cluster
+ * of N masters with R replicas each (local/redis-cluster.ts) instead of the stack's one redis-server; on
+ * Workers, N Upstash databases (the stack's and N - 1 more stand-ins, each on its own redis-server).
  */
 function storesOption(runtime: "workers" | ServerRuntimeName): { masters: number; replicas: number } {
   const count = (flag: string, fallback: number) => {
@@ -57,14 +60,34 @@ function storesOption(runtime: "workers" | ServerRuntimeName): { masters: number
   const masters = count("--stores", 1);
   const replicas = count("--replicas", 0);
   if (masters < 1) throw new Error("--stores: at least 1");
+  if (runtime === "workers") {
+    if (replicas > 0)
+      throw new Error("--replicas: Upstash keeps its own replicas (Workers take --stores alone)");
+    return { masters, replicas };
+  }
   if (masters === 1 && replicas > 0) throw new Error("--replicas needs --stores 3 or more (a Redis Cluster)");
   if (masters > 1 && masters < 3) throw new Error("--stores: a Redis Cluster needs at least 3 masters");
-  if (masters > 1 && runtime === "workers")
-    throw new Error(
-      "--stores: several stores run with the engine on Deno or Bun (npm run dev:bun -- --stores 3); " +
-        "Workers take one Upstash database",
-    );
   return { masters, replicas };
+}
+
+/**
+ * `count` more Upstash databases beside the stack's: a redis-server under `.local/` and a REST stand-in
+ * on it for each, with the stack's token. Answers the worker's settings for all of them.
+ */
+async function startMoreUpstash(dev: Dev, stack: Stack, count: number): Promise<Record<string, string>> {
+  const token = stack.vars.UPSTASH_REDIS_REST_TOKEN;
+  const urls = [stack.vars.UPSTASH_REDIS_REST_URL];
+  for (let i = 0; i < count; i++) {
+    const redis = await startRedis({ dir: join(root, ".local", `redis-store-${i + 2}`) });
+    dev.moreStores.push({ stop: () => redis.stop() });
+    const upstash = await startUpstashRedisServer({ redisUrl: redis.url, token });
+    dev.moreStores.push({ stop: () => upstash.close() });
+    urls.push(upstash.url);
+  }
+  return {
+    UPSTASH_REDIS_REST_URLS: urls.join(","),
+    UPSTASH_REDIS_REST_TOKENS: urls.map(() => token).join(","),
+  };
 }
 
 /** Every setting of .dev.vars (the server runtimes get them as environment variables). */
@@ -112,13 +135,15 @@ type Dev = {
   cron?: CronTrigger;
   receiver?: WebhookReceiver;
   cluster?: RedisCluster;
+  /** the extra Upstash databases of `--stores N` on Workers (stand-ins first, then their redis-servers) */
+  moreStores: { stop(): Promise<void> }[];
   stopping: boolean;
 };
 
 async function main(): Promise<void> {
   ensureDevVars();
   await rm(join(root, ".local"), { recursive: true, force: true });
-  const dev: Dev = { stopping: false };
+  const dev: Dev = { stopping: false, moreStores: [] };
   const runtime = runtimeOption();
   stopOnSignals(dev);
   try {
@@ -128,13 +153,17 @@ async function main(): Promise<void> {
     dev.stack = stack;
     await migrate(stack.vars.DATABASE_URL);
     console.log("[dev] migrations applied");
-    if (stores.masters > 1) {
+    let moreVars: Record<string, string> = {};
+    if (stores.masters > 1 && runtime === "workers") {
+      moreVars = await startMoreUpstash(dev, stack, stores.masters - 1);
+      console.log(`[dev] ${stores.masters} Upstash databases: ${moreVars.UPSTASH_REDIS_REST_URLS}`);
+    } else if (stores.masters > 1) {
       dev.cluster = await startRedisCluster({ ...stores, dir: join(root, ".local", "redis-cluster") });
       console.log(
         `[dev] a Redis Cluster of ${stores.masters} masters, ${stores.replicas} replica(s) each: ${dev.cluster.urls.join(",")}`,
       );
     }
-    if (runtime === "workers") await startOnWorkers(dev, stack);
+    if (runtime === "workers") await startOnWorkers(dev, stack, moreVars);
     else await startOnServer(dev, stack, runtime, dev.cluster);
     const adminToken = devVar("ADMIN_TOKEN");
     dev.receiver = await startWebhookReceiver(workerUrl, adminToken);
@@ -165,6 +194,7 @@ async function stop(dev: Dev, code: number): Promise<void> {
   }
   await dev.stack?.stop().catch(() => {});
   await dev.cluster?.stop().catch(() => {});
+  for (const store of dev.moreStores.reverse()) await store.stop().catch(() => {});
   process.exit(code);
 }
 
@@ -181,8 +211,8 @@ function stopOnSignals(dev: Dev): void {
 }
 
 /** `wrangler dev` on the stack, and the local Cron Trigger firing its scheduled handler. */
-async function startOnWorkers(dev: Dev, stack: Stack): Promise<void> {
-  const wrangler = startWrangler({ ...stack.vars, PUBLIC_URL: workerUrl });
+async function startOnWorkers(dev: Dev, stack: Stack, moreVars: Record<string, string>): Promise<void> {
+  const wrangler = startWrangler({ ...stack.vars, ...moreVars, PUBLIC_URL: workerUrl });
   dev.wrangler = wrangler;
   wrangler.once("exit", (code) => {
     if (!dev.stopping) {
