@@ -288,15 +288,24 @@ const configSchema = z
     },
   )
   .refine(
-    (c) =>
-      !c.UPSTASH_REDIS_REST_URLS ||
-      c.UPSTASH_REDIS_REST_URLS.split(",").length === (c.UPSTASH_REDIS_REST_TOKENS ?? "").split(",").length,
+    (c) => {
+      if (!c.UPSTASH_REDIS_REST_URLS) return true;
+      const tokens = (c.UPSTASH_REDIS_REST_TOKENS ?? "").split(",").map((t) => t.trim());
+      return (
+        tokens.every((t) => t.length > 0) && c.UPSTASH_REDIS_REST_URLS.split(",").length === tokens.length
+      );
+    },
     {
       message:
-        "UPSTASH_REDIS_REST_TOKENS needs one token per URL of UPSTASH_REDIS_REST_URLS, in the same order",
+        "UPSTASH_REDIS_REST_TOKENS needs one token per URL of UPSTASH_REDIS_REST_URLS, in the same order, none empty",
       path: ["UPSTASH_REDIS_REST_TOKENS"],
     },
   )
+  .refine((c) => !(c.UPSTASH_REDIS_REST_URLS && (c.REDIS_URL || c.REDIS_CLUSTER_NODES)), {
+    message:
+      "UPSTASH_REDIS_REST_URLS (several Upstash databases) or REDIS_URL / REDIS_CLUSTER_NODES, not both",
+    path: ["UPSTASH_REDIS_REST_URLS"],
+  })
   .refine((c) => c.REDIS_REPLICA_ACKS === 0 || c.REDIS_URL || c.REDIS_CLUSTER_NODES, {
     message: "REDIS_REPLICA_ACKS needs REDIS_URL or REDIS_CLUSTER_NODES (Upstash keeps its own replicas)",
     path: ["REDIS_REPLICA_ACKS"],

@@ -6,10 +6,13 @@ import type { RedisPipeline, RedisStore } from "./redis-store";
  * Cluster places keys: a key's hash slot (CRC16 of its hash tag, `cluster-key-slot`) picks the store
  * owning that slot's share of the 16,384 slots. Every key of a sale shares the tag `{s:<saleId>}` and the
  * catalog's keys `{catalog}` (src/stock/keys.ts), so a sale lives whole in one store: a buy stays one
- * script on one store, a MULTI stays one store's transaction. `TIME` is read on the store of the
- * `{clock}` slot, so every process reads one clock. A pipeline spanning stores is sent as one pipeline
- * per store, in parallel, its replies put back in order; it rejects with the error of the first failed
- * command's store, in the caller's order, as one store's pipeline does.
+ * script on one store, a MULTI stays one store's transaction. `TIME` on its own is read on the store of
+ * the `{clock}` slot, so every process reads one clock; in a pipeline or MULTI it is read in the batch of
+ * its first keyed command (a sale's reading and its clock from one server, as on a Cluster). A pipeline
+ * spanning stores is sent as one pipeline per store, in parallel, its replies put back in order; when a
+ * store's batch fails it rejects with that batch's error (of the store whose first command comes first,
+ * its "Command N" counted within that store's share): callers treat any failure as the store's. DEL and
+ * EXISTS of keys in several stores are sent to each and their counts added.
  *
  * The number of stores is part of where every sale lives: changing it moves sales to other stores,
  * where they are found missing and rebuilt from Postgres (the Redis-loss path). Change it between drops.
@@ -27,6 +30,22 @@ export function shardedStore(stores: RedisStore[]): RedisStore {
     sharded[method] = (...args: unknown[]) =>
       (at(args[0]) as unknown as Record<string, (...a: unknown[]) => unknown>)[method]?.(...args);
   }
+  // DEL and EXISTS of keys in several stores: each store counts its own keys
+  const counted =
+    (method: "del" | "exists") =>
+    async (...keys: string[]) => {
+      const byStore = new Map<number, string[]>();
+      for (const key of keys) {
+        const i = storeIndexOf(key, stores.length);
+        byStore.set(i, [...(byStore.get(i) ?? []), key]);
+      }
+      const counts = await Promise.all(
+        [...byStore].map(([i, own]) => (stores[i] as RedisStore)[method](...own)),
+      );
+      return counts.reduce((sum, n) => sum + n, 0);
+    };
+  sharded.del = counted("del");
+  sharded.exists = counted("exists");
   return Object.assign(sharded as Omit<RedisStore, "pipeline" | "multi" | "evalsha" | "eval" | "time">, {
     time: () => clock.time(),
     pipeline: () => shardedPipeline(stores, (store) => store.pipeline()),
@@ -95,6 +114,8 @@ const PIPELINE_KEYED: Record<Exclude<keyof RedisPipeline, "exec" | "time">, true
 };
 
 type Queued = { method: string; args: unknown[]; store: number };
+/** A queued command with no key (TIME): placed at `exec`, with the batch's first keyed command. */
+const KEYLESS = -1;
 
 /**
  * A pipeline (or with `atomic`, a MULTI) that queues its commands with their stores and sends one batch
@@ -116,12 +137,15 @@ function shardedPipeline(
     };
   }
   builder.time = () => {
-    // with keyed commands, TIME rides in the first one's batch (one clock per batch, as on a Cluster)
-    queued.push({ method: "time", args: [], store: queued[0]?.store ?? clockStore });
+    // TIME rides in the batch of the first keyed command (a MULTI's TIME is its transaction's clock),
+    // in the {clock} slot's store when there is none
+    queued.push({ method: "time", args: [], store: KEYLESS });
     return builder;
   };
   builder.exec = async <T extends unknown[]>() => {
     if (queued.length === 0) throw new Error("Pipeline is empty");
+    const first = queued.find((q) => q.store !== KEYLESS)?.store ?? clockStore;
+    for (const q of queued) if (q.store === KEYLESS) q.store = first;
     const byStore = new Map<number, number[]>();
     for (const [i, q] of queued.entries()) {
       const group = byStore.get(q.store);

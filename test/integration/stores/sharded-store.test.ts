@@ -81,6 +81,22 @@ describe("one store over several", () => {
     ).toEqual(["OK", 1]);
   });
 
+  it("counts DEL and EXISTS of keys in several stores in each; a MULTI's TIME rides with its sale's keys", async () => {
+    const store = shardedStore(clients);
+    const [a, b, c] = saleIdsByStore() as [string, string, string];
+    const keys = [a, b, c].map((id) => `${saleKeys(id).meta}:counted`);
+    for (const key of keys) await store.set(key, "1");
+    expect(await store.exists(...keys)).toBe(3);
+    expect(await store.del(keys[0] as string, keys[2] as string)).toBe(2);
+    expect(await store.exists(...keys)).toBe(1);
+    const [clock, value] = await store
+      .multi()
+      .time()
+      .get(keys[1] as string)
+      .exec<[unknown[], string]>();
+    expect([clock.length, value]).toEqual([2, "1"]);
+  });
+
   it("runs a script in its keys' store, reads one clock, and keeps the catalog's keys together", async () => {
     const store = shardedStore(clients);
     const [a] = saleIdsByStore() as [string];
