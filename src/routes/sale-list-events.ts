@@ -35,7 +35,7 @@ const saleListEvents = createRoute({
 async function streamSaleList(c: RouteContext<typeof saleListEvents>) {
   const d = deps(c);
   const clock = () => storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
-  const read = () => readSaleListFrame(d.redis, clock);
+  const read = () => readSaleListFrame(d, clock);
   return frameStream(c, d, {
     kind: "sale",
     feed: d.memory.feeds.saleList,

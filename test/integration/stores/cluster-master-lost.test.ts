@@ -4,6 +4,7 @@ import { catalogKeys, saleKeys } from "../../../src/stock/keys";
 import type { ApiResponse } from "../../support/api";
 import { appForFile } from "../../support/app-per-file";
 import { clusterAdmin, homeOf } from "../../support/cluster-nodes";
+import { openEvents } from "../../support/sse";
 
 /**
  * A master of a Redis Cluster with no replica, restarted empty (SIGKILL, then started again with its
@@ -72,6 +73,14 @@ describe("a master restarted empty, with no replica", () => {
       const stream = await fetch(`${app.worker.url}/api/sales/${lost.saleId}/events`);
       await stream.body?.cancel();
       reads.push(`stream ${stream.status}`);
+      const listStream = await openEvents(`${app.worker.url}/api/sales/events`);
+      const first = await listStream.next();
+      listStream.close();
+      reads.push(
+        (first.json.sales as { saleId: string }[]).some((s) => s.saleId === lost.saleId)
+          ? "listed"
+          : "unlisted",
+      );
       reads.push(`${read.status} ${code(read) ?? ""}`.trim());
       if (listed.status === 200)
         reads.push(
