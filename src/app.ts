@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { apiRouter } from "./api/api-router";
 import { openApiDocument } from "./api/document";
+import { CatalogMissingError } from "./catalog/catalog";
 import { type AppContext, type AppEnv, configOf, deps } from "./context";
 import { SaleLostError, StoreUnavailableError } from "./errors";
 import { ApiError, renderError, toApiError } from "./http/api-error";
@@ -194,8 +195,9 @@ export function createApp(platform: Platform) {
     const apiError = toApiError(error);
     const d = c.get("deps");
     if (error instanceof StoreUnavailableError) d?.metrics?.storeError(error.store);
-    // a sale the catalog lists and Redis lost: rebuilt by the recovery (once per process every few seconds)
-    if (error instanceof SaleLostError && d) {
+    // a sale the catalog lists and Redis lost, or the catalog itself: rebuilt by the recovery (once per
+    // process every few seconds)
+    if ((error instanceof SaleLostError || error instanceof CatalogMissingError) && d) {
       d.defer(recoverLostSales(d));
       return renderError(c, apiError);
     }

@@ -3,6 +3,7 @@ import { catalogKeys, saleKeys } from "../stock/keys";
 import { toRecord } from "../stores/redis-reply";
 import type { RedisStore as Redis } from "../stores/redis-store";
 import { withRedis } from "../stores/with-redis";
+import { CatalogMissingError } from "./catalog";
 import { fromMetaFields, type SaleRecord } from "./sale-record";
 
 /**
@@ -86,6 +87,9 @@ export async function readSaleList(
   at: number,
 ): Promise<SaleRecord[]> {
   const list = d.memory.saleList;
+  // `at` is the store's clock; the time waited is counted on this process's, added to it
+  const startedAt = Date.now();
+  const clock = () => at + (Date.now() - startedAt);
   let now = at;
   for (;;) {
     const cached = list.cached;
@@ -93,9 +97,9 @@ export async function readSaleList(
     const since = list.refreshingSince;
     if (since === null || now - since >= LIST_TAKEOVER_MS || now - at >= LIST_TAKEOVER_MS) break;
     if (cached && now - cached.at < LIST_STALE_MS) return cached.sales;
-    const theirs = await listReadBy(list, since);
+    const theirs = await listReadBy(list, since, clock);
     if (theirs) return theirs;
-    now = Date.now(); // their read failed or was dropped: the first waiter to look reads again
+    now = clock(); // their read failed or was dropped: the first waiter to look reads again
   }
   list.refreshingSince = now;
   const generation = list.generation;
@@ -109,6 +113,10 @@ export async function readSaleList(
           read.lost.push(s.saleId);
     // a lost sale (being rebuilt) stays listed as this process last read it, if it did
     const carried = read.lost.flatMap((id) => known.find((s) => s.saleId === id) ?? []);
+    // no catalog and nothing known to show: an empty list would be a guess (a new shop's catalog is
+    // made, a lost one registered again, by the recovery this starts)
+    if (read.catalogMissing && read.sales.length === 0 && carried.length === 0)
+      throw new CatalogMissingError();
     const sales =
       carried.length === 0 ? read.sales : [...read.sales, ...carried].sort((a, b) => a.startsAt - b.startsAt);
     // a read begun before an operator change here, or before a newer read, is not kept
@@ -123,14 +131,19 @@ export async function readSaleList(
 /**
  * The list stored by the read begun at `since`, looked for every {@link LIST_WAIT_STEP_MS} (a plain
  * value, never that request's promise: workerd forbids awaiting another request's I/O); null when that
- * read ended without one or ran past {@link LIST_TAKEOVER_MS}.
+ * read ended without one or ran past {@link LIST_TAKEOVER_MS} (by `clock`, the store's time as the
+ * waiter counts it).
  */
-async function listReadBy(list: Memory["saleList"], since: number): Promise<SaleRecord[] | null> {
+async function listReadBy(
+  list: Memory["saleList"],
+  since: number,
+  clock: () => number,
+): Promise<SaleRecord[] | null> {
   for (;;) {
     await new Promise((r) => setTimeout(r, LIST_WAIT_STEP_MS));
     const cached = list.cached;
     if (cached && cached.at >= since) return cached.sales;
-    if (list.refreshingSince !== since || Date.now() - since >= LIST_TAKEOVER_MS) return null;
+    if (list.refreshingSince !== since || clock() - since >= LIST_TAKEOVER_MS) return null;
   }
 }
 

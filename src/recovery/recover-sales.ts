@@ -21,8 +21,11 @@ const KEEP_ENDED_HOURS = 1;
  * hash has its epoch (a hash holding only a stray flag is not a sale); for the cron (`force`), also at
  * the epoch Postgres gives it (a rebuild that died half-way left Redis a generation behind). One recovery at a time across
  * isolates (a lock key with a TTL), and, unless `force` (the cron), one attempt per isolate every
- * {@link RECOVERY_DEBOUNCE_MS}: during an outage every refused request asks for one. Cheap when
- * nothing is missing: one query and one pipeline of HGET.
+ * {@link RECOVERY_DEBOUNCE_MS}: during an outage every refused request asks for one. The catalog is
+ * checked against Postgres too: a held sale it does not list (the catalog lost with its store, whatever
+ * registered since) is registered again first, and a sale it lists that Redis lost but Postgres no longer
+ * holds (ended) is rebuilt as well. Cheap when nothing is missing: one query and one pipeline (each held
+ * sale's epoch and membership, the catalog's ids), then one HGET per sale only the catalog lists.
  */
 export async function recoverLostSales(
   deps: RebuildDeps,
@@ -43,11 +46,18 @@ export async function recoverLostSales(
       order by s.starts_at`),
   );
   const ids = result.rows.map((r) => r.id);
-  const epochs = await withRedis(async () => {
-    if (ids.length === 0) return [] as (string | null)[];
+  // one pipeline: each held sale's epoch and whether the catalog lists it; the catalog's version and ids
+  const [epochs, listed, version, catalogIds] = await withRedis(async () => {
     const pipe = deps.redis.pipeline();
     for (const id of ids) pipe.hget(saleKeys(id).meta, "epoch");
-    return pipe.exec<(string | null)[]>();
+    for (const id of ids) pipe.sismember(catalogKeys.sales, id);
+    const replies = await pipe.get(catalogKeys.version).smembers(catalogKeys.sales).exec<unknown[]>();
+    return [
+      replies.slice(0, ids.length) as (string | null)[],
+      replies.slice(ids.length, 2 * ids.length) as number[],
+      replies[2 * ids.length] as string | null,
+      replies[2 * ids.length + 1] as string[],
+    ] as const;
   });
   // lost: no epoch in Redis. Behind (the cron only): Postgres moved to a newer epoch than Redis holds, a
   // rebuild that died between its transaction and its script; order writes wait for that epoch forever
@@ -56,18 +66,39 @@ export async function recoverLostSales(
     if (inRedis === null || inRedis === undefined) return true;
     return opts.force === true && Number(inRedis) < Number(result.rows[i]?.epoch ?? 0);
   });
-  const catalogMissing = (await withRedis(() => deps.redis.exists(catalogKeys.version))) === 0;
+  // a held sale the catalog does not list: the catalog was lost (with its store), whether or not a
+  // registration since made its version again
+  const unlisted = result.rows.filter((_, i) => !listed[i]);
+  // a sale the catalog lists but Postgres no longer holds (ended), lost with its store: rebuilt too, or
+  // its readers would be told it is being restored for ever
+  const held = new Set(ids);
+  const listedOnly = catalogIds.filter((id) => !held.has(id));
+  const listedEpochs = await withRedis(async () => {
+    if (listedOnly.length === 0) return [] as (string | null)[];
+    const pipe = deps.redis.pipeline();
+    for (const id of listedOnly) pipe.hget(saleKeys(id).meta, "epoch");
+    return pipe.exec<(string | null)[]>();
+  });
+  lost.push(...listedOnly.filter((_, i) => listedEpochs[i] === null || listedEpochs[i] === undefined));
   // no sale to hold and no catalog (a new shop, or one whose sales all ended): an empty catalog is the
   // whole catalog, so readers of unknown ids are answered 404 again (a sale created meanwhile INCRs it)
-  if (catalogMissing && ids.length === 0) {
+  if (version === null && ids.length === 0 && lost.length === 0) {
     await withRedis(() => deps.redis.set(catalogKeys.version, "0", { nx: true }));
     return [];
   }
-  if (lost.length === 0 && !(catalogMissing && ids.length > 0)) return [];
+  if (lost.length === 0 && unlisted.length === 0) return [];
   const token = crypto.randomUUID();
   const locked = await withRedis(() => deps.redis.set(LOCK_KEY, token, { nx: true, px: LOCK_MS }));
   if (locked !== "OK") return [];
   try {
+    // the catalog first, every held sale in it (one filter rebuild): a sale still being rebuilt is then
+    // answered 503 (its keys missing), never 404 (its token unknown)
+    await registerProductTokens(
+      deps,
+      unlisted.map((r) => ({ saleId: r.id, token: r.product_token })),
+    );
+    if (unlisted.length > 0)
+      console.warn(`registered ${unlisted.length} sales the catalog had lost again, from Postgres`);
     const reports: RebuildReport[] = [];
     let failure: unknown = null;
     for (const id of lost) {
@@ -84,19 +115,19 @@ export async function recoverLostSales(
         reports.push(report);
       }
     }
-    // the catalog lost on its own (a Cluster master holding only the catalog's slot restarted empty):
-    // the sales still in Redis are registered again; each rebuilt one registered itself
-    if (catalogMissing) {
-      const rebuilt = new Set(reports.map((r) => r.saleId));
-      await registerProductTokens(
-        deps,
-        result.rows.filter((r) => !rebuilt.has(r.id)).map((r) => ({ saleId: r.id, token: r.product_token })),
-      );
-      if (lost.length === 0) console.warn(`recovered the catalog from Postgres: ${ids.length} sales`);
-    }
     if (failure !== null) throw failure;
     return reports;
   } finally {
     await releaseLock(deps.redis, LOCK_KEY, token).catch(() => false);
   }
+}
+
+/**
+ * Before a registration makes the catalog's version again (a new sale, an operator's rebuild): when the
+ * catalog is lost, the recovery runs first and registers every held sale, or the new version would hide
+ * the loss and leave the other sales' tokens unknown (404) until the sweep.
+ */
+export async function recoverCatalogFirst(deps: RebuildDeps): Promise<void> {
+  if ((await withRedis(() => deps.redis.exists(catalogKeys.version))) === 0)
+    await recoverLostSales(deps, { force: true });
 }

@@ -17,6 +17,7 @@ import { auditActor } from "../middleware/admin-auth";
 import { listDeadLetters } from "../orders/dead-letters";
 import { rebuildSale } from "../recovery/rebuild";
 import { reconcileSale } from "../recovery/reconcile-sale";
+import { recoverCatalogFirst } from "../recovery/recover-sales";
 import { saleStats } from "../recovery/sale-stats";
 import { readTimeline } from "../stock/timeline";
 import { existingSale } from "./admin";
@@ -144,6 +145,7 @@ async function runReconciliation(c: RouteContext<typeof reconcile>) {
 /** `POST /api/admin/sales/:saleId/rebuild`: rebuild a sale's Redis state from Postgres. */
 async function runRebuild(c: RouteContext<typeof rebuild>) {
   const d = deps(c);
+  await recoverCatalogFirst(d);
   const report = await rebuildSale(d, c.req.valid("param").saleId, d.config.RECOVERY_QUIET_SECONDS);
   if (!report) throw new ApiError("UNKNOWN_SALE", "No such sale.");
   forgetSaleList(d.memory);

@@ -3,6 +3,7 @@ import { apiRouter, json, type RouteContext } from "../api/api-router";
 import { errorResponses } from "../api/error-responses";
 import { cacheHeaders, ifNoneMatchHeaders, notModified, SALE_CACHE_CONTROL } from "../api/http-cache";
 import { saleIdParam, saleListSchema, saleSchema } from "../api/sale-schemas";
+import { CatalogMissingError } from "../catalog/catalog";
 import { saleStatus, toSaleView } from "../catalog/sale-record";
 import { hasLostSales, readSaleList } from "../catalog/sale-store";
 import { type AppContext, deps } from "../context";
@@ -10,6 +11,7 @@ import { ifNoneMatchHits, weakEtag } from "../http/etag";
 import { limited } from "../middleware/rate-limit";
 import { recoverLostSales } from "../recovery/recover-sales";
 import { saleNotFound } from "../responses/sale-refusals";
+import type { Deps } from "../services";
 import { storeNow } from "../stores/store-clock";
 
 const CACHING =
@@ -48,11 +50,26 @@ const getSaleRoute = createRoute({
   },
 });
 
+/**
+ * The process's sale list; with no catalog to vouch for it (a new shop's first read, or the catalog lost
+ * with its store), one recovery (which makes a new shop's empty catalog, or registers a lost one's sales
+ * again) and one more read: 503 if that did not bring it.
+ */
+async function saleList(d: Deps, now: number) {
+  try {
+    return await readSaleList(d, now);
+  } catch (error) {
+    if (!(error instanceof CatalogMissingError)) throw error;
+    await recoverLostSales(d);
+    return readSaleList(d, now);
+  }
+}
+
 /** `GET /api/sales`: live and upcoming sales. */
 async function listSales(c: RouteContext<typeof listSalesRoute>) {
   const d = deps(c);
   const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
-  const sales = (await readSaleList(d, now)).filter((s) => saleStatus(s, now) !== "ended");
+  const sales = (await saleList(d, now)).filter((s) => saleStatus(s, now) !== "ended");
   // a sale lost with its store stays listed as last read while a recovery rebuilds it
   if (hasLostSales(d.memory)) d.defer(recoverLostSales(d));
   const body = {
@@ -68,7 +85,7 @@ async function getSale(c: RouteContext<typeof getSaleRoute>) {
   const d = deps(c);
   const now = await storeNow(d, { refreshMs: d.config.STORE_CLOCK_REFRESH_MS });
   const { saleId } = c.req.valid("param");
-  const sale = (await readSaleList(d, now)).find((s) => s.saleId === saleId);
+  const sale = (await saleList(d, now)).find((s) => s.saleId === saleId);
   if (hasLostSales(d.memory)) d.defer(recoverLostSales(d));
   if (!sale) throw saleNotFound(d, saleId);
   const body = toSaleView(sale, now, "shopper");

@@ -5,7 +5,7 @@ import { toMetaFields } from "../catalog/sale-record";
 import { findSaleByToken, insertSale, type VariantInput } from "../catalog/sale-repository";
 import type { AuditActor } from "../db/audit-log";
 import { newSaleId } from "../ids";
-import { recoverLostSales } from "../recovery/recover-sales";
+import { recoverCatalogFirst, recoverLostSales } from "../recovery/recover-sales";
 import { openRoom } from "../room/open-room";
 import type { RebuildDeps } from "../services";
 import { initSale } from "../stock/preheat";
@@ -96,6 +96,7 @@ export async function createSale(
   // the room's seed first: no step may find the sale without it (it would draw with an empty seed)
   if (record.admission !== "open") await openRoom(deps, record.saleId);
   await initSale(deps.redis, record.saleId, toMetaFields(record), variantStockOf(definition.variants));
+  await recoverCatalogFirst(deps);
   await registerProductToken(deps, record.saleId, token);
   return {
     kind: "created",
