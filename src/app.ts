@@ -198,7 +198,8 @@ export function createApp(platform: Platform) {
     // a sale the catalog lists and Redis lost, or the catalog itself: rebuilt by the recovery (once per
     // process every few seconds)
     if ((error instanceof SaleLostError || error instanceof CatalogMissingError) && d) {
-      d.defer(recoverLostSales(d));
+      // a catalog lost: registered again, nothing rebuilt (a sale without keys may be being created)
+      d.defer(recoverLostSales(d, { catalogOnly: error instanceof CatalogMissingError }));
       return renderError(c, apiError);
     }
     // a refusal the code chose (a stream budget spent, a sale being restored) is an answer, not a fault

@@ -29,7 +29,7 @@ const KEEP_ENDED_HOURS = 1;
  */
 export async function recoverLostSales(
   deps: RebuildDeps,
-  opts: { force?: boolean } = {},
+  opts: { force?: boolean; catalogOnly?: boolean } = {},
 ): Promise<RebuildReport[]> {
   const now = deps.now;
   // when this process last started an attempt: a finished value, never a promise shared across requests
@@ -68,11 +68,15 @@ export async function recoverLostSales(
   });
   // a held sale the catalog does not list: the catalog was lost (with its store), whether or not a
   // registration since made its version again
-  const unlisted = result.rows.filter((_, i) => !listed[i]);
+  // (only sales Redis holds: a sale without its keys is rebuilt below, and registers itself, or is still
+  // being created, and registers itself once its keys are written)
+  const unlisted = result.rows.filter((_, i) => !listed[i] && epochs[i] !== null && epochs[i] !== undefined);
+  // the catalog alone (before a registration): no sale is rebuilt, one being created among them
+  if (opts.catalogOnly) lost.length = 0;
   // a sale the catalog lists but Postgres no longer holds (ended), lost with its store: rebuilt too, or
   // its readers would be told it is being restored for ever
   const held = new Set(ids);
-  const listedOnly = catalogIds.filter((id) => !held.has(id));
+  const listedOnly = opts.catalogOnly ? [] : catalogIds.filter((id) => !held.has(id));
   const listedEpochs = await withRedis(async () => {
     if (listedOnly.length === 0) return [] as (string | null)[];
     const pipe = deps.redis.pipeline();
@@ -98,7 +102,7 @@ export async function recoverLostSales(
       unlisted.map((r) => ({ saleId: r.id, token: r.product_token })),
     );
     if (unlisted.length > 0)
-      console.warn(`registered ${unlisted.length} sales the catalog had lost again, from Postgres`);
+      console.warn(`catalog: registered ${unlisted.length} sales Redis holds that it did not list`);
     const reports: RebuildReport[] = [];
     let failure: unknown = null;
     for (const id of lost) {
@@ -124,10 +128,11 @@ export async function recoverLostSales(
 
 /**
  * Before a registration makes the catalog's version again (a new sale, an operator's rebuild): when the
- * catalog is lost, the recovery runs first and registers every held sale, or the new version would hide
- * the loss and leave the other sales' tokens unknown (404) until the sweep.
+ * catalog is lost, every held sale Redis still holds is registered first, or the new version would hide
+ * the loss and leave their tokens unknown (404) until the sweep. It rebuilds nothing: a sale without its
+ * keys may be one being created right now (the sweep and the requests that meet a lost sale rebuild it).
  */
 export async function recoverCatalogFirst(deps: RebuildDeps): Promise<void> {
   if ((await withRedis(() => deps.redis.exists(catalogKeys.version))) === 0)
-    await recoverLostSales(deps, { force: true });
+    await recoverLostSales(deps, { force: true, catalogOnly: true });
 }

@@ -52,15 +52,16 @@ const getSaleRoute = createRoute({
 
 /**
  * The process's sale list; with no catalog to vouch for it (a new shop's first read, or the catalog lost
- * with its store), one recovery (which makes a new shop's empty catalog, or registers a lost one's sales
- * again) and one more read: 503 if that did not bring it.
+ * with its store), one recovery of the catalog alone (a new shop's empty catalog made, the sales Redis
+ * holds registered again; nothing rebuilt, as a sale may be being created) and one more read: 503 if
+ * that did not bring it.
  */
 async function saleList(d: Deps, now: number) {
   try {
     return await readSaleList(d, now);
   } catch (error) {
     if (!(error instanceof CatalogMissingError)) throw error;
-    await recoverLostSales(d);
+    await recoverLostSales(d, { catalogOnly: true });
     return readSaleList(d, now);
   }
 }
