@@ -66,49 +66,32 @@ export function storeIndexOf(key: string, count: number): number {
   return Math.floor((calculateSlot(key) * count) / SLOTS);
 }
 
-/** The keyed commands of a store and of a pipeline (every one but the batches, scripts and TIME). */
+/** The keyed commands both a store and a pipeline have; then each one's own (the batches, scripts and TIME apart). */
+const KEYED_BOTH = {
+  get: true,
+  set: true,
+  del: true,
+  incr: true,
+  hget: true,
+  hgetall: true,
+  hmget: true,
+  hset: true,
+  hdel: true,
+  hexists: true,
+  hkeys: true,
+  hlen: true,
+  hscan: true,
+  sadd: true,
+  smembers: true,
+  sismember: true,
+  zrem: true,
+} as const;
 const STORE_KEYED: Record<
   Exclude<keyof RedisStore, "pipeline" | "multi" | "evalsha" | "eval" | "time">,
   true
-> = {
-  get: true,
-  set: true,
-  del: true,
-  exists: true,
-  incr: true,
-  hget: true,
-  hgetall: true,
-  hmget: true,
-  hset: true,
-  hdel: true,
-  hexists: true,
-  hkeys: true,
-  hlen: true,
-  hscan: true,
-  sadd: true,
-  smembers: true,
-  sismember: true,
-  zrem: true,
-  zrange: true,
-};
+> = { ...KEYED_BOTH, exists: true, zrange: true };
 const PIPELINE_KEYED: Record<Exclude<keyof RedisPipeline, "exec" | "time">, true> = {
-  get: true,
-  set: true,
-  del: true,
-  incr: true,
-  hget: true,
-  hgetall: true,
-  hmget: true,
-  hset: true,
-  hdel: true,
-  hexists: true,
-  hkeys: true,
-  hlen: true,
-  hscan: true,
-  sadd: true,
-  smembers: true,
-  sismember: true,
-  zrem: true,
+  ...KEYED_BOTH,
   hincrby: true,
   expire: true,
 };
