@@ -17,7 +17,7 @@
  *   409 SALE_PAUSED), sent again after, gets its units unless the admission had ended by then; never a
  *   refusal for stock or the limit.
  */
-import type { RoomShop, Ticket, Verdict } from "../bench/clients/room-shop";
+import { type RoomShop, type Ticket, unitsOf, type Verdict } from "../bench/clients/room-shop";
 import type { Op } from "./history";
 
 export type LossViolation = { rule: string; detail: string };
@@ -106,16 +106,6 @@ export class TicketLog {
   /** The latest end of an admission shown to `userId` (0: none shown). */
   endShown(userId: string): number {
     return Math.max(0, ...(this.byUser.get(userId) ?? []).map((s) => s.until ?? 0));
-  }
-}
-
-/** The admission token's units (no check: the engine checks it). */
-function unitsOf(token: string): number {
-  try {
-    const payload = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8"));
-    return Number(payload.units) || 1;
-  } catch {
-    return 1;
   }
 }
 

@@ -21,6 +21,16 @@ export type Ticket = {
 };
 
 /** An answer: its status, its body when 2xx, the error code otherwise; 0 when no answer came. */
+/** An admission token's units, read from its claims without a check (the engine checks it). */
+export function unitsOf(token: string): number {
+  try {
+    const payload = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8"));
+    return Number(payload.units) || 1;
+  } catch {
+    return 1;
+  }
+}
+
 export type Answer<T> = { status: number; body?: T; code?: string; retryAfterMs?: number };
 
 export type RoomShop = {

@@ -6,7 +6,7 @@
  * Everything it is told is checked as it arrives: its place never changes once the line is sealed, the
  * frontier never goes back, `will_not_get` is final, and an admitted buy within the admission succeeds.
  */
-import type { RoomShop, Ticket, Verdict } from "./room-shop";
+import { type RoomShop, type Ticket, unitsOf, type Verdict } from "./room-shop";
 
 export type Intent = "pay" | "cancel" | "expire" | "never";
 
@@ -44,16 +44,6 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     };
     signal?.addEventListener("abort", early, { once: true });
   });
-
-/** The admission token's claims (no check: the engine checks it), for the units it holds. */
-function unitsOf(token: string): number {
-  try {
-    const payload = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8"));
-    return Number(payload.units) || 1;
-  } catch {
-    return 1;
-  }
-}
 
 export class Shopper {
   readonly record: ShopperRecord;
