@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { type RedisCluster, startRedisCluster } from "../../../local/redis-cluster";
 import { catalogKeys, saleKeys } from "../../../src/stock/keys";
+import { expectEveryAcknowledgedWritten } from "../../support/acknowledged-orders";
 import type { ApiResponse } from "../../support/api";
 import { appForFile } from "../../support/app-per-file";
 import { clusterAdmin, homeOf } from "../../support/cluster-nodes";
@@ -136,15 +137,7 @@ describe("a master restarted empty, with no replica", () => {
       expect([res.status, code(res)]).toEqual([202, undefined]);
       expect(u).toBeLessThan(STOCK);
     }
-    expect(acknowledged.size).toBe(STOCK);
-    await app.drain(30_000);
-    const rows = await app.db.query<{ id: string }>(
-      "SELECT id FROM orders WHERE sale_id = $1 AND status IN ('awaiting_payment', 'paid')",
-      [lost.saleId],
-    );
-    expect(new Set(rows.rows.map((r) => r.id))).toEqual(acknowledged);
-    const stats = await app.api.stats(lost.saleId);
-    expect(stats.body).toMatchObject({ stock: STOCK, remaining: 0, invariantHolds: true });
+    await expectEveryAcknowledgedWritten(app, lost.saleId, acknowledged, STOCK);
   }, 120_000);
 });
 
