@@ -167,7 +167,7 @@ export function isLostSale(memory: Pick<Memory, "saleList">, saleId: string, now
 /**
  * After a read found no sale `saleId`: one pipeline (SISMEMBER, the catalog's version) tells a lost sale
  * (listed in the catalog, or the catalog itself lost) from an unknown one, remembered for
- * {@link isLostSale}. At most a few ids are kept.
+ * {@link isLostSale} (the latest few hundred ids).
  */
 export async function noticeIfLost(
   d: { redis: Redis; memory: Pick<Memory, "saleList"> },
@@ -181,15 +181,8 @@ export async function noticeIfLost(
       .exec<[number, string | null]>(),
   );
   if (!listed && version !== null) return;
-  const seen = d.memory.saleList.lostSeen;
-  seen.delete(saleId);
-  seen.set(saleId, Date.now());
-  for (const oldest of seen.keys()) {
-    if (seen.size <= LOST_SEEN_KEPT) break;
-    seen.delete(oldest);
-  }
+  d.memory.saleList.lostSeen.set(saleId, Date.now());
 }
-const LOST_SEEN_KEPT = 256;
 
 /** Whether the process's last read of the sale list found sales lost with their store. */
 export function hasLostSales(memory: Pick<Memory, "saleList">): boolean {

@@ -61,7 +61,7 @@ export type Memory = {
     refreshingSince: number | null;
     generation: number;
     /** sales found lost by a read of their own (listed in the catalog, not in Redis), and when */
-    lostSeen: Map<string, number>;
+    lostSeen: Lru<number>;
   };
   /** orders seen in a final status (paid, expired, cancelled), which never change: src/orders/order-reads.ts */
   finalOrders: Lru<{ userId: string; view: OrderView }>;
@@ -118,6 +118,8 @@ const STREAM_SLOT_STALE_MS = 6_000;
 
 /** Orders in a final status kept per process (a few hundred bytes each). */
 const FINAL_ORDERS_KEPT = 5_000;
+/** sales a read found lost with their store, remembered (src/catalog/sale-store.ts noticeIfLost) */
+const LOST_SEEN_KEPT = 256;
 
 /** Users and addresses whose requests this window are counted per process (about 100 bytes each). */
 const LIMIT_KEYS_KEPT = 10_000;
@@ -137,7 +139,7 @@ export function createMemory(t: FeedTimings): Memory {
     storeClock: { offset: null },
     recovery: { lastAttemptAt: Number.NEGATIVE_INFINITY },
     publishing: { open: null },
-    saleList: { cached: null, refreshingSince: null, generation: 0, lostSeen: new Map() },
+    saleList: { cached: null, refreshingSince: null, generation: 0, lostSeen: createLru(LOST_SEEN_KEPT) },
     finalOrders: createLru(FINAL_ORDERS_KEPT),
     limits: createRateCounters(LIMIT_KEYS_KEPT),
     feeds: {
