@@ -64,8 +64,16 @@ async function streamTicketEvents(c: RouteContext<typeof ticketEvents>) {
     if (feed.due(now)) await feed.refresh(now, (ids) => stepRooms(d, ids));
     const next = feed.get(saleId);
     if (!next || next === reading) return;
+    if (ticketStale(t, next)) {
+      // the waiter's copy is out of date for this room state and cannot be read now (not yet in the
+      // room's record, or Redis lost it and the room is being restored): the last frame stands, and the
+      // next refresh reads it again; never the old ticket with the new room (a place before the seal
+      // shown as a place in the sealed line)
+      const fresh = await readOwnTicket(d, saleId, userId, next.room);
+      if (!fresh) return;
+      t = fresh;
+    }
     reading = next;
-    if (ticketStale(t, next)) t = (await readOwnTicket(d, saleId, userId, next.room)) ?? t;
     frame = await ticketFrame(d, frame, { t, reading: next, userId, now: next.at });
   };
   return eventStream(c, d, leases, {
