@@ -19,13 +19,14 @@ const KEEP_ENDED_HOURS = 1;
  * hold is one that has not ended (or ended within the hour), or that still has orders whose units Redis
  * must take back (unpaid, or expired/cancelled and not restored yet). A sale is there when its meta
  * hash has its epoch (a hash holding only a stray flag is not a sale); for the cron (`force`), also at
- * the epoch Postgres gives it (a rebuild that died half-way left Redis a generation behind). One recovery at a time across
- * isolates (a lock key with a TTL), and, unless `force` (the cron), one attempt per isolate every
+ * the epoch Postgres gives it (a rebuild that died half-way left Redis a generation behind). One recovery
+ * at a time across isolates, its check included (a lock key with a TTL), and, unless `force` (the cron),
+ * one attempt per isolate every
  * {@link RECOVERY_DEBOUNCE_MS}: during an outage every refused request asks for one. The catalog is
  * checked against Postgres too: a held sale it does not list (the catalog lost with its store, whatever
  * registered since) is registered again first, and a sale it lists that Redis lost but Postgres no longer
- * holds (ended) is rebuilt as well. Cheap when nothing is missing: one query and one pipeline (each held
- * sale's epoch and membership, the catalog's ids), then one HGET per sale only the catalog lists.
+ * holds (ended) is rebuilt as well. Cheap when nothing is missing: the lock, one query and one pipeline
+ * (each held sale's epoch and membership, the catalog's ids), then one HGET per sale only the catalog lists.
  */
 export async function recoverLostSales(
   deps: RebuildDeps,
@@ -36,6 +37,23 @@ export async function recoverLostSales(
   const memory = deps.memory.recovery;
   if (!opts.force && now - memory.lastAttemptAt < RECOVERY_DEBOUNCE_MS) return [];
   memory.lastAttemptAt = now;
+  // the lock before the check: a recovery that checked, then took the lock another had just released,
+  // would rebuild again what that one rebuilt (a second epoch, a second quiet period)
+  const token = crypto.randomUUID();
+  const locked = await withRedis(() => deps.redis.set(LOCK_KEY, token, { nx: true, px: LOCK_MS }));
+  if (locked !== "OK") return [];
+  try {
+    return await recoverUnderLock(deps, opts);
+  } finally {
+    await releaseLock(deps.redis, LOCK_KEY, token).catch(() => false);
+  }
+}
+
+/** {@link recoverLostSales}' check and rebuilds, under its lock. */
+async function recoverUnderLock(
+  deps: RebuildDeps,
+  opts: { force?: boolean; catalogOnly?: boolean },
+): Promise<RebuildReport[]> {
   const result = await withDb(() =>
     deps.db.execute<{ id: string; epoch: number; product_token: string }>(sql`
       select s.id, s.epoch, s.product_token from sales s
@@ -91,39 +109,32 @@ export async function recoverLostSales(
     return [];
   }
   if (lost.length === 0 && unlisted.length === 0) return [];
-  const token = crypto.randomUUID();
-  const locked = await withRedis(() => deps.redis.set(LOCK_KEY, token, { nx: true, px: LOCK_MS }));
-  if (locked !== "OK") return [];
-  try {
-    // the catalog first, every held sale in it (one filter rebuild): a sale still being rebuilt is then
-    // answered 503 (its keys missing), never 404 (its token unknown)
-    await registerProductTokens(
-      deps,
-      unlisted.map((r) => ({ saleId: r.id, token: r.product_token })),
-    );
-    if (unlisted.length > 0)
-      console.warn(`catalog: registered ${unlisted.length} sales Redis holds that it did not list`);
-    const reports: RebuildReport[] = [];
-    let failure: unknown = null;
-    for (const id of lost) {
-      // one sale whose rebuild fails must not hold back the others; the first failure is rethrown
-      const report = await rebuildSale(deps, id, deps.config.RECOVERY_QUIET_SECONDS).catch((error) => {
-        failure ??= error;
-        console.error(`recovery of sale ${id} failed; the others go on`, error);
-        return null;
-      });
-      if (report) {
-        console.warn(
-          `recovered sale ${id} from Postgres: epoch ${report.epoch}, remaining ${report.remaining}`,
-        );
-        reports.push(report);
-      }
+  // the catalog first, every held sale in it (one filter rebuild): a sale still being rebuilt is then
+  // answered 503 (its keys missing), never 404 (its token unknown)
+  await registerProductTokens(
+    deps,
+    unlisted.map((r) => ({ saleId: r.id, token: r.product_token })),
+  );
+  if (unlisted.length > 0)
+    console.warn(`catalog: registered ${unlisted.length} sales Redis holds that it did not list`);
+  const reports: RebuildReport[] = [];
+  let failure: unknown = null;
+  for (const id of lost) {
+    // one sale whose rebuild fails must not hold back the others; the first failure is rethrown
+    const report = await rebuildSale(deps, id, deps.config.RECOVERY_QUIET_SECONDS).catch((error) => {
+      failure ??= error;
+      console.error(`recovery of sale ${id} failed; the others go on`, error);
+      return null;
+    });
+    if (report) {
+      console.warn(
+        `recovered sale ${id} from Postgres: epoch ${report.epoch}, remaining ${report.remaining}`,
+      );
+      reports.push(report);
     }
-    if (failure !== null) throw failure;
-    return reports;
-  } finally {
-    await releaseLock(deps.redis, LOCK_KEY, token).catch(() => false);
   }
+  if (failure !== null) throw failure;
+  return reports;
 }
 
 /**
