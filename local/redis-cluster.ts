@@ -14,7 +14,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { LOOPBACK, waitFor } from "./ports";
+import { freePort, LOOPBACK, waitFor } from "./ports";
 import { type RedisProcess, startRedis } from "./redis-process";
 
 const run = promisify(execFile);
@@ -52,6 +52,10 @@ export async function startRedisCluster(
             "nodes.conf",
             "--cluster-node-timeout",
             "2000",
+            // the bus on a free port of its own: by default it is the data port + 10,000, which another
+            // process may hold, or past 65,535 for a data port above 55,535 (the node then exits)
+            "--cluster-port",
+            String(await freePort()),
             // a replica's first sync starts at once (the default waits 5 s for more replicas to join it)
             "--repl-diskless-sync-delay",
             "0",
