@@ -1,7 +1,8 @@
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import pg from "pg";
 import { enableStatementStats } from "../../bench/setup/environment";
 import { migrate } from "../../local/migrate";
+import { type RedisCluster, startRedisCluster } from "../../local/redis-cluster";
 import { startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
@@ -70,9 +71,15 @@ export async function startApp(
     statementStats?: boolean;
     /** Run the Stripe stand-in (stack.stripe) with PAYMENT_PROVIDER=stripe; else the provider is `local`. */
     stripe?: boolean;
+    /**
+     * The file stops, pauses or restarts the stack's one redis-server, or starts engines of its own on
+     * it: it keeps that server when the suite runs over a Redis Cluster (FLASH_STORES_LAYOUT=cluster).
+     */
+    oneServer?: boolean;
   } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
+  let cluster: RedisCluster | undefined;
   const dir = await stackDirFromTemplate();
   const stack = await startStack({
     mode: "test",
@@ -93,7 +100,19 @@ export async function startApp(
       );
     await migrate(stack.vars.DATABASE_URL);
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
-    const late = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
+    const late: Record<string, string> = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
+    // the contract suite over a Redis Cluster (FLASH_STORES_LAYOUT=cluster, Deno and Bun): every store
+    // command the engine sends goes to a real 3-master cluster instead of the stack's one server
+    const ownStore = [
+      "REDIS_CLUSTER_NODES",
+      "UPSTASH_REDIS_REST_URLS",
+      "UPSTASH_REDIS_REST_URL",
+      "REDIS_URL",
+    ];
+    if (clusterLayout(runtime) && !opts.oneServer && !ownStore.some((name) => late[name])) {
+      cluster = await startRedisCluster({ masters: 3 });
+      late.REDIS_CLUSTER_NODES = cluster.urls.join(",");
+    }
     const serverVars = serverTestVars(stack);
     // an engine given a Redis Cluster (REDIS_CLUSTER_NODES) or several Upstash databases must not also
     // get the stack's one server
@@ -106,7 +125,17 @@ export async function startApp(
     const worker = await launch({}, opts.publicUrl);
     const others: WorkerRuntime[] = [];
     stack.stripe?.webhooks.setUrl(`${worker.url}/api/payments/stripe/webhook`);
-    let redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
+    const inspect = (): Redis =>
+      cluster
+        ? (new Cluster(
+            cluster.urls.map((u) => {
+              const { hostname, port } = new URL(u);
+              return { host: hostname, port: Number(port) };
+            }),
+            { redisOptions: { maxRetriesPerRequest: 1 } },
+          ) as unknown as Redis)
+        : new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
+    let redis = inspect();
     const db = new pg.Pool({ connectionString: stack.vars.DATABASE_URL, max: 4 });
     // Idle clients see the server go away in the Postgres fault tests; that is expected, not a failure.
     db.on("error", () => {});
@@ -132,7 +161,7 @@ export async function startApp(
       },
       async reconnect() {
         redis.disconnect();
-        redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
+        redis = inspect();
       },
       async stop() {
         redis.disconnect();
@@ -140,12 +169,19 @@ export async function startApp(
         await Promise.all(others.map((other) => other.stop().catch(() => {})));
         await worker.stop().catch(() => {});
         await stack.stop();
+        await cluster?.stop();
         await removeStackDir(dir);
       },
     };
   } catch (error) {
     await stack.stop();
+    await cluster?.stop();
     await removeStackDir(dir);
     throw error;
   }
+}
+
+/** Whether this run puts the engine over a Redis Cluster (FLASH_STORES_LAYOUT=cluster; servers only). */
+function clusterLayout(runtime: RuntimeName): boolean {
+  return process.env.FLASH_STORES_LAYOUT === "cluster" && runtime !== "workers";
 }

@@ -10,7 +10,11 @@ import { shopperToken, unsignedToken } from "../../support/shopper";
  * POST /api/buy/:productToken refused: the contract's outcomes, bad input, the front door's answers from
  * memory, and the stores down. Happy paths: buy.happy.test.ts.
  */
-const app = appForFile({ vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000" } });
+const app = appForFile({
+  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000" },
+  // Redis stopped and its scripts flushed here: the stack's one server, whatever the suite's layout
+  oneServer: true,
+});
 
 async function eventually<T>(
   call: () => Promise<T>,

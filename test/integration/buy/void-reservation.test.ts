@@ -6,6 +6,8 @@ import { deliverJob } from "../../support/jobs";
 import { reserve } from "../../support/lua";
 
 const app = appForFile({
+  // Redis paused, restarted or flushed here: the stack's one server, whatever the suite's layout
+  oneServer: true,
   vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", CATALOG_REFRESH_MS: "600000", BUY_RESOLVE_WINDOW_MS: "1000" },
 });
 

@@ -13,6 +13,8 @@ import { appForFile } from "../../support/app-per-file";
  * the process's own catalog check (which would notice the loss) does not come in between.
  */
 const app = appForFile({
+  // Redis paused, restarted or flushed here: the stack's one server, whatever the suite's layout
+  oneServer: true,
   vars: {
     RATE_LIMIT_USER_PER_WINDOW: "1000",
     RECOVERY_QUIET_SECONDS: "2",

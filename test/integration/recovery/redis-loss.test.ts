@@ -4,6 +4,8 @@ import { appForFile } from "../../support/app-per-file";
 import { untilRebuilt } from "../../support/recovery";
 
 const app = appForFile({
+  // Redis paused, restarted or flushed here: the stack's one server, whatever the suite's layout
+  oneServer: true,
   vars: {
     RATE_LIMIT_USER_PER_WINDOW: "1000",
     RECOVERY_QUIET_SECONDS: "5",

@@ -19,6 +19,8 @@ let app: AppUnderTest;
 beforeAll(async () => {
   app = await startApp({
     statementStats: true,
+    // Redis restarted here: the stack's one server, whatever the suite's layout
+    oneServer: true,
     vars: {
       RECONCILE_CHUNK: String(CHUNK),
       RATE_LIMIT_USER_PER_WINDOW: "1000",

@@ -10,6 +10,8 @@ import { roomShoppers, type Ticket } from "../../support/room-shoppers";
  */
 
 const app = appForFile({
+  // Redis paused, restarted or flushed here: the stack's one server, whatever the suite's layout
+  oneServer: true,
   vars: {
     RATE_LIMIT_USER_PER_WINDOW: "1000",
     SHOPPER_LIMIT_USER_PER_WINDOW: "1000",

@@ -65,7 +65,8 @@ describe(`on ${runtime}: SIGTERM while a QStash publish never returns`, () => {
 
   it("exits within SHUTDOWN_DRAIN_MS; the order stays in the outbox and the sweeper writes it once QStash answers", async () => {
     const settings = { QSTASH_URL: qstash.url, SHUTDOWN_DRAIN_MS: "1500", OUTBOX_GRACE_SECONDS: "1" };
-    const app = await startApp({ vars: settings });
+    // restarted below on the stack's one server (serverTestVars): whatever the suite's layout
+    const app = await startApp({ vars: settings, oneServer: true });
     try {
       const { orderId, saleId, exitMs } = await buyThenTerminate(app);
       expect(exitMs).toBeLessThan(3_500);
