@@ -150,7 +150,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: "workers",
-          include: ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          // over several stores (FLASH_STORES_LAYOUT, test/support/store-layouts.ts): the contract suite
+          include: process.env.FLASH_STORES_LAYOUT
+            ? CONTRACT_ON_SERVERS
+            : ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...SERVERS_ONLY, ...OWN_PROCESS_STATE],
         },
       },

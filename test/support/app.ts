@@ -1,13 +1,13 @@
-import { Cluster, Redis } from "ioredis";
+import { Redis } from "ioredis";
 import pg from "pg";
 import { enableStatementStats } from "../../bench/setup/environment";
 import { migrate } from "../../local/migrate";
-import { type RedisCluster, startRedisCluster } from "../../local/redis-cluster";
 import { startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
 import { type ApiClient, apiClient } from "./api";
 import { removeStackDir, stackDirFromTemplate } from "./postgres-template";
+import { type StoreLayout, startStoreLayout } from "./store-layouts";
 import { type RuntimeName, testRuntime } from "./test-runtime";
 
 export { type RuntimeName, testRuntime };
@@ -73,13 +73,13 @@ export async function startApp(
     stripe?: boolean;
     /**
      * The file stops, pauses or restarts the stack's one redis-server, or starts engines of its own on
-     * it: it keeps that server when the suite runs over a Redis Cluster (FLASH_STORES_LAYOUT=cluster).
+     * it: it keeps that server when the suite runs over several stores (FLASH_STORES_LAYOUT).
      */
     oneServer?: boolean;
   } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
-  let cluster: RedisCluster | undefined;
+  let layout: StoreLayout | null = null;
   const dir = await stackDirFromTemplate();
   const stack = await startStack({
     mode: "test",
@@ -101,18 +101,9 @@ export async function startApp(
     await migrate(stack.vars.DATABASE_URL);
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
     const late: Record<string, string> = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
-    // the contract suite over a Redis Cluster (FLASH_STORES_LAYOUT=cluster, Deno and Bun): every store
-    // command the engine sends goes to a real 3-master cluster instead of the stack's one server
-    const ownStore = [
-      "REDIS_CLUSTER_NODES",
-      "UPSTASH_REDIS_REST_URLS",
-      "UPSTASH_REDIS_REST_URL",
-      "REDIS_URL",
-    ];
-    if (clusterLayout(runtime) && !opts.oneServer && !ownStore.some((name) => late[name])) {
-      cluster = await startRedisCluster({ masters: 3 });
-      late.REDIS_CLUSTER_NODES = cluster.urls.join(",");
-    }
+    // the suite over several stores (FLASH_STORES_LAYOUT: a Redis Cluster, several Upstash databases)
+    layout = await startStoreLayout(runtime, stack, late, opts.oneServer === true);
+    Object.assign(late, layout?.vars);
     const serverVars = serverTestVars(stack);
     // an engine given a Redis Cluster (REDIS_CLUSTER_NODES) or several Upstash databases must not also
     // get the stack's one server
@@ -126,15 +117,7 @@ export async function startApp(
     const others: WorkerRuntime[] = [];
     stack.stripe?.webhooks.setUrl(`${worker.url}/api/payments/stripe/webhook`);
     const inspect = (): Redis =>
-      cluster
-        ? (new Cluster(
-            cluster.urls.map((u) => {
-              const { hostname, port } = new URL(u);
-              return { host: hostname, port: Number(port) };
-            }),
-            { redisOptions: { maxRetriesPerRequest: 1 } },
-          ) as unknown as Redis)
-        : new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
+      layout ? layout.inspect() : new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
     let redis = inspect();
     const db = new pg.Pool({ connectionString: stack.vars.DATABASE_URL, max: 4 });
     // Idle clients see the server go away in the Postgres fault tests; that is expected, not a failure.
@@ -169,19 +152,14 @@ export async function startApp(
         await Promise.all(others.map((other) => other.stop().catch(() => {})));
         await worker.stop().catch(() => {});
         await stack.stop();
-        await cluster?.stop();
+        await layout?.stop();
         await removeStackDir(dir);
       },
     };
   } catch (error) {
     await stack.stop();
-    await cluster?.stop();
+    await layout?.stop();
     await removeStackDir(dir);
     throw error;
   }
-}
-
-/** Whether this run puts the engine over a Redis Cluster (FLASH_STORES_LAYOUT=cluster; servers only). */
-function clusterLayout(runtime: RuntimeName): boolean {
-  return process.env.FLASH_STORES_LAYOUT === "cluster" && runtime !== "workers";
 }
