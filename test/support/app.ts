@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { enableStatementStats } from "../../bench/setup/environment";
 import { migrate } from "../../local/migrate";
+import type { RedisProcess } from "../../local/redis-process";
 import { startServer } from "../../local/server-runtime";
 import { type Stack, startStack } from "../../local/stack";
 import { exampleSecrets, startWorker, type WorkerRuntime, wranglerVars } from "../../local/worker-runtime";
@@ -38,8 +39,13 @@ export type AppUnderTest = {
    * batches), as a second instance behind a load balancer. Stopped with the app.
    */
   startEngine(opts?: { vars?: Record<string, string> }): Promise<EngineUnderTest>;
-  /** A direct connection to the stack's redis-server (inspection only: the worker goes through REST). */
+  /**
+   * A direct connection to the stack's redis-server (inspection only: the worker goes through REST), or
+   * to every store of a layout of several (test/support/store-layouts.ts).
+   */
   redis: Redis;
+  /** The redis-servers holding the engine's data: the stack's one, or a layout's (to stop, restart, kill). */
+  storeServers: RedisProcess[];
   /** A direct pool on the stack's Postgres (inspection only). */
   db: pg.Pool;
   /** Waits until every QStash delivery due within `timeoutMs` is done (delivered or dead-lettered). */
@@ -76,6 +82,8 @@ export async function startApp(
      * it: it keeps that server when the suite runs over several stores (FLASH_STORES_LAYOUT).
      */
     oneServer?: boolean;
+    /** Several stores for this file whatever FLASH_STORES_LAYOUT says (test/support/store-layouts.ts). */
+    layout?: "cluster" | "databases";
   } = {},
 ): Promise<AppUnderTest> {
   const runtime = opts.runtime ?? testRuntime();
@@ -102,7 +110,7 @@ export async function startApp(
     const vars = { ...wranglerVars(), ...exampleSecrets(), ...stack.vars };
     const late: Record<string, string> = { ...opts.vars, ...(await opts.beforeEngine?.(stack)) };
     // the suite over several stores (FLASH_STORES_LAYOUT: a Redis Cluster, several Upstash databases)
-    layout = await startStoreLayout(runtime, stack, late, opts.oneServer === true);
+    layout = await startStoreLayout(runtime, stack, late, opts);
     Object.assign(late, layout?.vars);
     const serverVars = serverTestVars(stack);
     // an engine given a Redis Cluster (REDIS_CLUSTER_NODES) or several Upstash databases must not also
@@ -128,6 +136,7 @@ export async function startApp(
       runtime,
       worker,
       api: apiClient(worker.url),
+      storeServers: layout?.servers ?? [stack.redis],
       async startEngine(more = {}) {
         const other = await launch(more.vars ?? {}, undefined);
         others.push(other);

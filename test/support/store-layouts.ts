@@ -9,6 +9,8 @@ import type { RuntimeName } from "./test-runtime";
 /** The stores a test's engine runs over, besides the stack's one server: its settings and the test's view. */
 export type StoreLayout = {
   vars: Record<string, string>;
+  /** The servers holding the data (a Cluster's nodes; the databases' redis-servers, in the engine's order). */
+  servers: RedisProcess[];
   /** A new connection (or set of them) to every store, as the test inspects them. */
   inspect(): Redis;
   stop(): Promise<void>;
@@ -18,7 +20,7 @@ export type StoreLayout = {
 const OWN_STORE = ["REDIS_CLUSTER_NODES", "UPSTASH_REDIS_REST_URLS", "UPSTASH_REDIS_REST_URL", "REDIS_URL"];
 
 /**
- * The layout FLASH_STORES_LAYOUT asks for, started beside the stack:
+ * The layout a file asks for (`layout`), else the one FLASH_STORES_LAYOUT asks for, started beside the stack:
  * - `cluster` (Deno and Bun): a real 3-master Redis Cluster (`REDIS_CLUSTER_NODES`), seen through an
  *   ioredis `Cluster`;
  * - `databases` (every runtime): three Upstash databases (`UPSTASH_REDIS_REST_URLS`): the stack's
@@ -30,15 +32,16 @@ export async function startStoreLayout(
   runtime: RuntimeName,
   stack: Stack,
   vars: Record<string, string>,
-  oneServer: boolean,
+  opts: { oneServer?: boolean; layout?: "cluster" | "databases" },
 ): Promise<StoreLayout | null> {
-  const layout = process.env.FLASH_STORES_LAYOUT;
-  if (!layout || oneServer || OWN_STORE.some((name) => vars[name])) return null;
+  const layout = opts.layout ?? process.env.FLASH_STORES_LAYOUT;
+  if (!layout || opts.oneServer || OWN_STORE.some((name) => vars[name])) return null;
   if (layout === "cluster" && runtime !== "workers") {
     const cluster = await startRedisCluster({ masters: 3 });
     const seeds = cluster.urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) }));
     return {
       vars: { REDIS_CLUSTER_NODES: cluster.urls.join(",") },
+      servers: cluster.nodes,
       inspect: () => new Cluster(seeds, { redisOptions: { maxRetriesPerRequest: 1 } }) as unknown as Redis,
       stop: () => cluster.stop(),
     };
@@ -67,6 +70,7 @@ export async function startStoreLayout(
         UPSTASH_REDIS_REST_URLS: restUrls.join(","),
         UPSTASH_REDIS_REST_TOKENS: restUrls.map(() => token).join(","),
       },
+      servers: [stack.redis, ...extra.map((e) => e.redis)],
       inspect: () => databasesView([stack.redis.url, ...extra.map((e) => e.redis.url)]),
       stop,
     };
