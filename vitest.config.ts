@@ -61,6 +61,7 @@ const SLOWEST = {
   "workers:test/integration/chaos/fault-scenarios.test.ts": 35,
   "workers:test/integration/chaos/room-loss.test.ts": 32,
   "workers:test/integration/chaos/room-crowd.test.ts": 30,
+  "workers:test/integration/chaos/database-loss.test.ts": 24,
   "workers:test/integration/webhooks/webhooks.test.ts": 29,
   "deno:test/integration/recovery/redis-loss.test.ts": 27,
   "deno:test/integration/webhooks/webhooks.test.ts": 26,

@@ -3,6 +3,7 @@ import { adminAdjustRetries } from "./admin-adjust-retries";
 import { clockSkew } from "./clock-skew";
 import { coldBurst } from "./cold-burst";
 import { crashBeforePublish } from "./crash-before-publish";
+import { databaseLoss } from "./database-loss";
 import { dropCrowd } from "./drop-crowd";
 import { halfOpen } from "./half-open";
 import { jobEndpointDown } from "./job-endpoint-down";
@@ -29,6 +30,7 @@ export const scenarios: Scenario[] = [
   clockSkew,
   tokenEnumeration,
   redisLoss,
+  databaseLoss,
   rebuildWithUnpublished,
   adminAdjustRetries,
   lateWritesAfterQuiet,

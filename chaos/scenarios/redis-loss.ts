@@ -38,14 +38,31 @@ export const redisLoss: Scenario = {
 };
 
 async function loseRedis(ctx: ScenarioContext, how: "cron" | "operator"): Promise<void> {
+  await throughALoss(ctx, how, async () => {
+    await ctx.app.stack.redis.restart({ empty: true });
+    return "Redis restarted empty";
+  });
+}
+
+/**
+ * A store lost under the workload, recovered by the cron or the operator's rebuild, with order writes in
+ * flight (QStash held around it): `lose` restarts what it loses and says what. Then no buy of the sale
+ * may be answered 202 until it is rebuilt and its quiet period is over (503, 409 SALE_PAUSED, or an
+ * isolate's memory of a sold-out sale, 410). Returns when the loss began and the quiet period ended.
+ */
+export async function throughALoss(
+  ctx: ScenarioContext,
+  how: "cron" | "operator",
+  lose: () => Promise<string>,
+): Promise<{ killedAt: number; quietEnds: number }> {
   const { app, sale } = ctx;
   app.stack.qstash.pause();
   await sleep(800);
   const inFlight = await app.redis.hlen(saleKeys(sale.saleId).orders);
   const killedAt = Date.now();
-  await app.stack.redis.restart({ empty: true });
+  const what = await lose();
   await app.reconnect();
-  ctx.fault(`Redis restarted empty with ${inFlight} order writes in flight, recovered by the ${how}`);
+  ctx.fault(`${what} with ${inFlight} order writes in flight, recovered by the ${how}`);
   await sleep(800);
   if (how === "cron") await app.worker.scheduled();
   else {
@@ -79,4 +96,5 @@ async function loseRedis(ctx: ScenarioContext, how: "cron" | "operator"): Promis
       ctx.violation(`answered ${op.status} ${op.code ?? ""} while the sale was being recovered`);
   }
   ctx.fault(`buy answers until the sale settled: ${JSON.stringify(gap)}`);
+  return { killedAt, quietEnds };
 }
