@@ -29,7 +29,8 @@ export async function stepRooms(d: Deps, saleIds: string[]): Promise<Map<string,
 /**
  * One waiter's own ticket, read again (one HGET) only when the room passed it or sealed the line, and
  * shown only once its state is in the room's Postgres record (another process's step may have changed
- * it moments ago: src/room/room-record.ts). Null when it is not (yet), or Redis has none: the stream keeps its last frame.
+ * it moments ago: src/room/room-record.ts). Null when it is not (yet), or Redis has none: the stream
+ * keeps its last frame.
  */
 export async function readOwnTicket(
   d: Deps,

@@ -20,12 +20,12 @@ const KEEP_ENDED_HOURS = 1;
  * must take back (unpaid, or expired/cancelled and not restored yet). A sale is there when its meta
  * hash has its epoch (a hash holding only a stray flag is not a sale); for the cron (`force`), also at
  * the epoch Postgres gives it (a rebuild that died half-way left Redis a generation behind). One recovery
- * at a time across isolates, its check included (a lock key with a TTL), and, unless `force` (the cron),
- * one attempt per isolate every
+ * at a time across isolates (a lock key with a TTL, taken only once the check finds work, which is
+ * repeated under it), and, unless `force` (the cron), one attempt per isolate every
  * {@link RECOVERY_DEBOUNCE_MS}: during an outage every refused request asks for one. The catalog is
  * checked against Postgres too: a held sale it does not list (the catalog lost with its store, whatever
  * registered since) is registered again first, and a sale it lists that Redis lost but Postgres no longer
- * holds (ended) is rebuilt as well. Cheap when nothing is missing: the lock, one query and one pipeline
+ * holds (ended) is rebuilt as well. Cheap when nothing is missing: one query and one pipeline
  * (each held sale's epoch and membership, the catalog's ids), then one HGET per sale only the catalog lists.
  */
 export async function recoverLostSales(
@@ -37,23 +37,31 @@ export async function recoverLostSales(
   const memory = deps.memory.recovery;
   if (!opts.force && now - memory.lastAttemptAt < RECOVERY_DEBOUNCE_MS) return [];
   memory.lastAttemptAt = now;
-  // the lock before the check: a recovery that checked, then took the lock another had just released,
-  // would rebuild again what that one rebuilt (a second epoch, a second quiet period)
+  // checked without the lock (the lock key is also the catalog's "being restored" flag: a check that
+  // finds nothing must not raise it), then again under it: a recovery that checked, then took the lock
+  // another had just released, would rebuild again what that one rebuilt (a second epoch and quiet period)
+  if (!(await survey(deps, opts))) return [];
   const token = crypto.randomUUID();
   const locked = await withRedis(() => deps.redis.set(LOCK_KEY, token, { nx: true, px: LOCK_MS }));
   if (locked !== "OK") return [];
   try {
-    return await recoverUnderLock(deps, opts);
+    const found = await survey(deps, opts);
+    return found ? await recover(deps, found) : [];
   } finally {
     await releaseLock(deps.redis, LOCK_KEY, token).catch(() => false);
   }
 }
 
-/** {@link recoverLostSales}' check and rebuilds, under its lock. */
-async function recoverUnderLock(
+type Found = { lost: string[]; unlisted: { id: string; product_token: string }[] };
+
+/**
+ * {@link recoverLostSales}' check: the sales Redis lost (or, for the cron, holds a generation behind)
+ * and the held sales the catalog does not list; null when there is nothing to do.
+ */
+async function survey(
   deps: RebuildDeps,
   opts: { force?: boolean; catalogOnly?: boolean },
-): Promise<RebuildReport[]> {
+): Promise<Found | null> {
   const result = await withDb(() =>
     deps.db.execute<{ id: string; epoch: number; product_token: string }>(sql`
       select s.id, s.epoch, s.product_token from sales s
@@ -106,9 +114,14 @@ async function recoverUnderLock(
   // whole catalog, so readers of unknown ids are answered 404 again (a sale created meanwhile INCRs it)
   if (version === null && ids.length === 0 && lost.length === 0) {
     await withRedis(() => deps.redis.set(catalogKeys.version, "0", { nx: true }));
-    return [];
+    return null;
   }
-  if (lost.length === 0 && unlisted.length === 0) return [];
+  if (lost.length === 0 && unlisted.length === 0) return null;
+  return { lost, unlisted };
+}
+
+/** {@link recoverLostSales}' work, under its lock: the catalog completed, then each lost sale rebuilt. */
+async function recover(deps: RebuildDeps, { lost, unlisted }: Found): Promise<RebuildReport[]> {
   // the catalog first, every held sale in it (one filter rebuild): a sale still being rebuilt is then
   // answered 503 (its keys missing), never 404 (its token unknown)
   await registerProductTokens(

@@ -60,6 +60,7 @@ async function streamTicketEvents(c: RouteContext<typeof ticketEvents>) {
     return { frame, t: outcome.ticket, reading };
   });
   let { frame, t, reading } = opened;
+  let triedFor: typeof reading | undefined;
   const follow = async (now: number) => {
     if (feed.due(now)) await feed.refresh(now, (ids) => stepRooms(d, ids));
     const next = feed.get(saleId);
@@ -67,8 +68,10 @@ async function streamTicketEvents(c: RouteContext<typeof ticketEvents>) {
     if (ticketStale(t, next)) {
       // the waiter's copy is out of date for this room state and cannot be read now (not yet in the
       // room's record, or Redis lost it and the room is being restored): the last frame stands, and the
-      // next refresh reads it again; never the old ticket with the new room (a place before the seal
-      // shown as a place in the sealed line)
+      // next room state reads it again (once per state); never the old ticket with the new room (a place
+      // before the seal shown as a place in the sealed line)
+      if (next === triedFor) return;
+      triedFor = next;
       const fresh = await readOwnTicket(d, saleId, userId, next.room);
       if (!fresh) return;
       t = fresh;
