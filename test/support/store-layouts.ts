@@ -1,4 +1,5 @@
 import { Cluster, type Redis } from "ioredis";
+import { LOOPBACK } from "../../local/ports";
 import { startRedisCluster } from "../../local/redis-cluster";
 import { type RedisProcess, startRedis } from "../../local/redis-process";
 import type { Stack } from "../../local/stack";
@@ -38,7 +39,7 @@ export async function startStoreLayout(
   if (!layout || opts.oneServer || OWN_STORE.some((name) => vars[name])) return null;
   if (layout === "cluster" && runtime !== "workers") {
     const cluster = await startRedisCluster({ masters: 3 });
-    const seeds = cluster.urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) }));
+    const seeds = cluster.nodes.map((n) => ({ host: LOOPBACK, port: n.port }));
     return {
       vars: { REDIS_CLUSTER_NODES: cluster.urls.join(",") },
       servers: cluster.nodes,
