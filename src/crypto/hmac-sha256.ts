@@ -4,8 +4,9 @@ import { type _HMAC, hmac } from "@noble/hashes/hmac.js";
 import { type _SHA256, sha256 } from "@noble/hashes/sha2.js";
 
 /**
- * Synchronous HMAC-SHA256 and base64url decoding for the shopper token check, each the fastest a
- * runtime has (measured per token, 2026-11: node:crypto 1–2 µs on Bun and ~3 µs on Node, but 11–17 µs
+ * Synchronous HMAC-SHA256 and base64url decoding for the shopper token check and the webhook
+ * signatures, each the fastest a runtime has (measured per token, 2026-11: node:crypto 1–2 µs on Bun
+ * and ~3 µs on Node, but 11–17 µs
  * on Deno, whose node:crypto goes through Buffer pools and ops; @noble/hashes' pure-JS HMAC from a key
  * state absorbed once, ~4 µs there). `Uint8Array.fromBase64` (Bun, Deno, workerd) decodes in under a
  * microsecond; Node 22 lacks it and uses Buffer.
@@ -22,29 +23,36 @@ type Keyed = { base: _HMAC<_SHA256>; scratch: _HMAC<_SHA256> };
 /**
  * Per secret (constant input, memoised): a noble HMAC with the key's inner and outer pads absorbed, and
  * a scratch instance each call resets from it (the call is synchronous: no other call can interleave).
+ * A text secret is kept by its text, a byte key by its array (the caller keeps one array per key).
  */
 const keyed = new Map<string, Keyed>();
+const keyedBytes = new WeakMap<Uint8Array, Keyed>();
 const KEYS_KEPT = 8;
 
+function keyState(secret: string | Uint8Array): Keyed {
+  const found = typeof secret === "string" ? keyed.get(secret) : keyedBytes.get(secret);
+  if (found) return found;
+  const base = hmac.create(sha256, typeof secret === "string" ? encoder.encode(secret) : secret);
+  const state = { base, scratch: base.clone() };
+  if (typeof secret !== "string") keyedBytes.set(secret, state);
+  else if (keyed.size < KEYS_KEPT) keyed.set(secret, state);
+  return state;
+}
+
 /** The pure-JS HMAC-SHA256 (what Deno uses), exported for the test that holds it to node:crypto's. */
-export function jsHmacSha256(secret: string, message: string): Uint8Array {
-  let key = keyed.get(secret);
-  if (!key) {
-    const base = hmac.create(sha256, encoder.encode(secret));
-    key = { base, scratch: base.clone() };
-    if (keyed.size < KEYS_KEPT) keyed.set(secret, key);
-  }
+export function jsHmacSha256(secret: string | Uint8Array, message: string): Uint8Array {
+  const key = keyState(secret);
   key.scratch = key.base._cloneInto(key.scratch);
   return key.scratch.update(encoder.encode(message)).digest();
 }
 
 /**
- * HMAC-SHA256 of `message` (as UTF-8) under `secret` (as UTF-8).
+ * HMAC-SHA256 of `message` (as UTF-8) under `secret` (a text, as UTF-8, or the key's bytes).
  *
  * @example
  * const mac = hmacSha256("secret", "header.payload"); // 32 bytes
  */
-export function hmacSha256(secret: string, message: string): Uint8Array {
+export function hmacSha256(secret: string | Uint8Array, message: string): Uint8Array {
   if (onDeno) return jsHmacSha256(secret, message);
   return createHmac("sha256", secret).update(message).digest();
 }
