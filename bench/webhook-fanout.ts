@@ -22,6 +22,8 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "50" },
     tokens: { type: "string", default: "150000" },
     out: { type: "string", default: join(import.meta.dirname, "output") },
+    // each round's Postgres statements by execution time (pg_stat_statements)
+    statements: { type: "boolean", default: false },
   },
 });
 
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
       connections: Number(args.connections),
       tokens: Number(args.tokens),
       out: args.out,
+      statements: args.statements,
       log,
     });
     printFanout(rows, log);

@@ -31,6 +31,8 @@ export type FanoutOptions = {
   tokens: number;
   out: string;
   log: (line: string) => void;
+  /** print each round's Postgres statements by execution time (pg_stat_statements), per order */
+  statements?: boolean;
 };
 
 /** One round's figures, per admitted order (CPU in µs). */
@@ -127,6 +129,10 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
       );
     const delivered0 = receiver.count();
     const m0 = await published();
+    if (o.statements) {
+      await db.query("create extension if not exists pg_stat_statements");
+      await db.query("select pg_stat_statements_reset()");
+    }
     await qstash("pause");
     const r0 = await redis.snapshot();
     const a = cpu();
@@ -152,6 +158,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
     const b = cpu();
     const orders = await written();
     const per = (d: number) => Math.round((d / Math.max(1, orders)) * 10) / 10;
+    if (o.statements) await printStatements(db, orders, endpoints, o.log);
     const d = RedisStats.delta(r0, r1);
     const commands = d.scripts.calls + d.otherCalls;
     const evalsha = d.scripts.calls;
@@ -175,6 +182,24 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
       deliveriesPerOrder: Math.round(((receiver.count() - delivered0) / Math.max(1, orders)) * 100) / 100,
     };
   }
+}
+
+/** Postgres's statements of a round by execution time, per order (µs), the heaviest first. */
+async function printStatements(
+  db: pg.Client,
+  orders: number,
+  endpoints: number,
+  log: (line: string) => void,
+): Promise<void> {
+  const top = await db.query<{ query: string; calls: string; ms: string; rows: string }>(
+    `select query, calls, total_exec_time as ms, rows from pg_stat_statements
+     where query not ilike '%pg_stat_statements%' order by total_exec_time desc limit 8`,
+  );
+  log(`  Postgres statements with ${endpoints} endpoint(s), µs per order · calls · rows:`);
+  for (const row of top.rows)
+    log(
+      `    ${((Number(row.ms) * 1000) / Math.max(1, orders)).toFixed(1).padStart(7)}  ${row.calls.padStart(6)}  ${row.rows.padStart(7)}  ${row.query.replace(/\s+/g, " ").slice(0, 140)}`,
+    );
 }
 
 /** The phase's table. */

@@ -1,7 +1,8 @@
 import { StoreUnavailableError } from "../errors";
-import type { LifecycleDeps } from "../services";
+import type { Deps, LifecycleDeps } from "../services";
 import { debitStock } from "../stock/debit";
 import type { QueuedOrder } from "../stock/queued-order";
+import { deliverInline } from "../webhooks/deliver-inline";
 import { publishOutbox } from "../webhooks/publish";
 import { announceSoldOut } from "../webhooks/sale-status";
 import { markCounted, writeOrders } from "./order-writes";
@@ -16,13 +17,21 @@ export type WriteReport = { inserted: number; unknownSale: QueuedOrder[] };
  * then, in one script call per sale, Redis is made sure to count every live order of the batch (a no-op
  * when its reservation entry is there, a debit when a lost or lagging Redis never saw it); then the
  * outbox entries are acknowledged in one pipeline. The webhook events the write produced (reserved,
- * awaiting payment) are published in one QStash call when an endpoint subscribes to them; a sale the
+ * awaiting payment), when an endpoint subscribes to them, are published in one QStash call, or, given
+ * `inline` (the order-write job), delivered from this process in the background without a QStash hop
+ * (src/webhooks/deliver-inline.ts: what an endpoint does not take goes to QStash then); a sale the
  * batch left with no units is announced sold out at once (not only by the minute sweep). A sale whose Redis state is not there yet keeps only
  * its own orders unacknowledged: the others are acknowledged, then the job answers 503 to be retried.
  */
-export async function writeAndAck(deps: LifecycleDeps, batch: QueuedOrder[]): Promise<WriteReport> {
+export async function writeAndAck(
+  deps: LifecycleDeps,
+  batch: QueuedOrder[],
+  inline?: Pick<Deps, "defer" | "resolveHost" | "metrics">,
+): Promise<WriteReport> {
   const { written, webhooks } = await writeOrders(deps.db, batch);
-  await publishOutbox(deps, webhooks);
+  if (inline) {
+    if (webhooks.length > 0) inline.defer(deliverInline({ ...deps, ...inline }, webhooks));
+  } else await publishOutbox(deps, webhooks);
   const report: WriteReport = { inserted: 0, unknownSale: [] };
   const toCount = new Map<string, { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] }>();
   const retentionMs = deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;

@@ -110,7 +110,8 @@ const noSale = () => new ApiError("INVALID_REQUEST", "The job's orders name no s
 /** `POST /api/jobs/order-write`: write reserved orders to Postgres. */
 async function orderWriteJob(c: RouteContext<typeof orderWrite>) {
   const orders = c.req.valid("json");
-  const { inserted, unknownSale } = await writeAndAck(deps(c), orders);
+  const d = deps(c);
+  const { inserted, unknownSale } = await writeAndAck(d, orders, d);
   if (unknownSale.length === orders.length) throw noSale();
   return c.json({ orders: orders.length, inserted, unknownSale: unknownSale.length }, 200);
 }

@@ -26,7 +26,11 @@ export type DeliveryOutcome =
  * address (src/webhooks/endpoint-target.ts, unless WEBHOOK_ALLOW_PRIVATE_TARGETS) is sent nothing: the
  * job fails as for an endpoint that is down. What an endpoint answers is never read, only its status.
  */
-export async function deliverJob(d: WebhookDeliveryDeps, job: DeliveryJob): Promise<DeliveryOutcome> {
+export async function deliverJob(
+  d: WebhookDeliveryDeps,
+  job: DeliveryJob,
+  postTimeoutMs: number = POST_TIMEOUT_MS,
+): Promise<DeliveryOutcome> {
   const endpoint = await signingEndpoint(d.db, job.endpointId);
   if (!endpoint) return { kind: "gone" };
   const refusal = await deliveryRefusal(endpoint.url, {
@@ -39,7 +43,7 @@ export async function deliverJob(d: WebhookDeliveryDeps, job: DeliveryJob): Prom
   }
   let delivered = 0;
   for (const message of job.messages) {
-    const status = await post(endpoint.url, endpoint.secrets, message);
+    const status = await post(endpoint.url, endpoint.secrets, message, postTimeoutMs);
     if (status === null || status < 200 || status > 299) {
       return { kind: "failed", delivered, status, msgId: message.msgId };
     }
@@ -49,7 +53,12 @@ export async function deliverJob(d: WebhookDeliveryDeps, job: DeliveryJob): Prom
 }
 
 /** One signed POST; its status, or null when the endpoint could not be reached in time. */
-async function post(url: string, secrets: string[], message: WebhookMessage): Promise<number | null> {
+async function post(
+  url: string,
+  secrets: string[],
+  message: WebhookMessage,
+  timeoutMs: number,
+): Promise<number | null> {
   const body = JSON.stringify(message.payload);
   const at = new Date();
   try {
@@ -68,7 +77,7 @@ async function post(url: string, secrets: string[], message: WebhookMessage): Pr
           },
           body,
           redirect: "manual",
-          signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+          signal: AbortSignal.timeout(timeoutMs),
         }),
     );
     await res.body?.cancel().catch(() => {});

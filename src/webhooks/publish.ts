@@ -11,24 +11,35 @@ export const MESSAGES_PER_JOB = 50;
 /** A delivery job's body: messages for one endpoint, POSTed one at a time, in order. */
 export type DeliveryJob = { endpointId: string; messages: WebhookMessage[] };
 
+/** A delivery job with what publishing it needs: its QStash deduplication id, its outbox rows' ids. */
+export type OutboxJob = DeliveryJob & { dedupId: string; entryIds: number[] };
+
 /** The delivery jobs for outbox entries: per endpoint, in order, at most {@link MESSAGES_PER_JOB} each. */
-export function deliveryJobs(entries: OutboxEntry[]): (DeliveryJob & { dedupId: string })[] {
+export function deliveryJobs(entries: OutboxEntry[]): OutboxJob[] {
   const byEndpoint = new Map<string, OutboxEntry[]>();
   for (const e of [...entries].sort((a, b) => a.id - b.id)) {
-    byEndpoint.set(e.endpointId, [...(byEndpoint.get(e.endpointId) ?? []), e]);
+    const list = byEndpoint.get(e.endpointId);
+    if (list) list.push(e);
+    else byEndpoint.set(e.endpointId, [e]);
   }
-  const jobs: (DeliveryJob & { dedupId: string })[] = [];
+  const jobs: OutboxJob[] = [];
   for (const [endpointId, list] of byEndpoint) {
     for (let i = 0; i < list.length; i += MESSAGES_PER_JOB) {
       const chunk = list.slice(i, i + MESSAGES_PER_JOB);
-      jobs.push({
-        endpointId,
-        messages: chunk.map(({ msgId, payload }) => ({ msgId, payload })),
-        dedupId: `hook-${chunk[0]?.id}-${chunk.length}`,
-      });
+      jobs.push(outboxJob(endpointId, chunk));
     }
   }
   return jobs;
+}
+
+/** One endpoint's entries (at most {@link MESSAGES_PER_JOB}, in order) as one job. */
+export function outboxJob(endpointId: string, chunk: OutboxEntry[]): OutboxJob {
+  return {
+    endpointId,
+    messages: chunk.map(({ msgId, payload }) => ({ msgId, payload })),
+    dedupId: `hook-${chunk[0]?.id}-${chunk.length}`,
+    entryIds: chunk.map((e) => e.id),
+  };
 }
 
 /** Hands jobs to QStash in one batch call (retried with backoff, dead-lettered to /api/jobs/failed). */
@@ -39,9 +50,9 @@ export async function publishDeliveryJobs(
   if (jobs.length === 0) return;
   try {
     await qstash.batchJSON(
-      jobs.map(({ dedupId, ...body }) => ({
+      jobs.map(({ dedupId, endpointId, messages }) => ({
         url: jobUrl(config.PUBLIC_URL, "webhookDelivery"),
-        body,
+        body: { endpointId, messages },
         deduplicationId: dedupId,
         retries: config.WEBHOOK_DELIVERY_RETRIES,
         failureCallback: jobUrl(config.PUBLIC_URL, "failed"),
@@ -68,7 +79,9 @@ export async function publishOutbox(deps: WebhookDeps, entries: OutboxEntry[]): 
   }
 }
 
-async function forget(deps: WebhookDeps, entries: OutboxEntry[]): Promise<void> {
+/** Deletes outbox rows whose messages were delivered or handed to QStash. */
+export async function forget(deps: WebhookDeps, entries: { id: number }[]): Promise<void> {
+  if (entries.length === 0) return;
   const ids = JSON.stringify(entries.map((e) => e.id));
   await withDb(() =>
     deps.db.execute(
