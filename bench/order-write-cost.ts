@@ -3,10 +3,10 @@
  * `writeOrders`) run in batches of 50 over one TCP connection against a fresh embedded Postgres (fsync
  * off, as the local stack), nothing else on that server. Reports the CPU of the connection's backend
  * process per order (/proc, 10 ms ticks, so thousands of orders per round) and the wall time per
- * batch, for the statement as the engine sends it (unnamed: planned at each call) and as a named
- * prepared statement (planned once per connection: its generic plan, made while the tables were young,
- * keeps scanning them as they grow, which is why the engine does not prepare it). Run it on another
- * checkout (a commit before a change) with the same command to compare the two.
+ * batch, for the statement as the engine sends it (named: prepared once per connection) and unnamed
+ * (parsed and planned at each call), and on a connection that prepared it on empty tables and keeps it
+ * while they grow (the first write of a new shop: its plan must keep up). Run it on another checkout
+ * (a commit before a change) with the same command to compare the two.
  *
  * @example
  * npx tsx bench/order-write-cost.ts --batches 400
@@ -17,8 +17,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type SQLWrapper, sql } from "drizzle-orm";
-import { PgDialect } from "drizzle-orm/pg-core";
-import pg from "pg";
 import { migrate } from "../local/migrate";
 import { startPostgres } from "../local/postgres-process";
 import type { SqlStore } from "../src/db/sql-store";
@@ -35,8 +33,6 @@ const { values: args } = parseArgs({
     "before-sql": { type: "string", default: "" },
   },
 });
-
-const dialect = new PgDialect();
 
 const ticks = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
@@ -56,10 +52,6 @@ async function main(): Promise<void> {
          payment_window_seconds, product_token)
        values ('s1', 'p1', 'cost', 100, 100000000, 2, now() - interval '1 hour', now() + interval '1 day', 600, 'tok')`),
     );
-    const backend = Number((await db.execute(sql`select pg_backend_pid() as pid`)).rows[0]?.pid);
-    const client = new pg.Client({ connectionString: postgres.databaseUrl });
-    await client.connect();
-    const clientBackend = Number((await client.query("select pg_backend_pid() as pid")).rows[0]?.pid);
     const size = Number(args.size);
     let n = 0;
     const batch = (): QueuedOrder[] =>
@@ -75,34 +67,35 @@ async function main(): Promise<void> {
           epoch: 1,
         };
       });
-    // the same store, its statements named: planned once per connection (node-postgres' `name`)
-    const prepared: SqlStore = Object.assign(Object.create(db) as SqlStore, {
-      execute: async (q: SQLWrapper) => {
-        const { sql: text, params } = dialect.sqlToQuery(q.getSQL());
-        return { rows: (await client.query({ name: "order-write", text, values: params })).rows };
-      },
+    // the engine's store with its statements' names dropped: parsed and planned at each call
+    const unnamed: SqlStore = Object.assign(Object.create(db) as SqlStore, {
+      execute: (q: SQLWrapper) => db.execute(q),
     });
-    for (const [name, store, pid] of [
-      ["warm-up", db, backend],
-      ["as sent", db, backend],
-      ["prepared", prepared, clientBackend],
-      ["as sent", db, backend],
-      ["prepared", prepared, clientBackend],
+    // a second connection that prepares the statement on empty tables, then keeps it while they grow
+    const young = connectPostgresTcp(postgres.databaseUrl, { max: 1 });
+    const pidOf = async (store: SqlStore) =>
+      Number((await store.execute(sql`select pg_backend_pid() as pid`)).rows[0]?.pid);
+    const [backend, youngBackend] = [await pidOf(db), await pidOf(young)];
+    const batches = Number(args.batches);
+    for (const [name, store, pid, count] of [
+      ["named, planned on empty tables", young, youngBackend, 10],
+      ["unnamed", unnamed, backend, batches],
+      ["named (as the engine sends it)", db, backend, batches],
+      ["unnamed", unnamed, backend, batches],
+      ["named, planned on empty tables", young, youngBackend, batches],
     ] as const) {
-      const count = name === "warm-up" ? 20 : Number(args.batches);
       const t0 = ticks(pid);
       const started = performance.now();
       for (let i = 0; i < count; i++) await writeOrders(store, batch());
       const wall = (performance.now() - started) / count;
       const cpuUs = ((ticks(pid) - t0) * 10_000) / (count * size);
-      if (name !== "warm-up")
-        console.log(
-          `${name.padEnd(10)} ${count} batches of ${size}: backend CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per batch`,
-        );
+      console.log(
+        `${name.padEnd(31)} ${String(count).padStart(5)} batches of ${size} (orders then ${n}): backend CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per batch`,
+      );
     }
     console.log(`load average ${loadAverage()}`);
     await db.close();
-    await client.end();
+    await young.close();
   } finally {
     await postgres.stop();
     await rm(dir, { recursive: true, force: true });
