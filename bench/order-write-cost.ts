@@ -11,7 +11,7 @@
  * @example
  * npx tsx bench/order-write-cost.ts --batches 400
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +29,9 @@ const { values: args } = parseArgs({
   options: {
     batches: { type: "string", default: "400" },
     size: { type: "string", default: "50" },
+    // batches written at once, each stream on its own connection: with more than one, the CPU of the
+    // whole server (every process of it) per order, as concurrent order-write jobs load it
+    streams: { type: "string", default: "1" },
     // SQL run after the migrations (an experiment on the schema, say)
     "before-sql": { type: "string", default: "" },
   },
@@ -37,6 +40,23 @@ const { values: args } = parseArgs({
 const ticks = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (10 ms)
+};
+
+/** CPU ticks of a Postgres server: its postmaster and every process it started (ended ones counted by cutime). */
+const serverTicks = (postmaster: number) => {
+  let sum = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+      const pid = Number(entry);
+      if (pid === postmaster || Number(fields[1]) === postmaster)
+        sum += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return sum;
 };
 
 async function main(): Promise<void> {
@@ -77,22 +97,50 @@ async function main(): Promise<void> {
       Number((await store.execute(sql`select pg_backend_pid() as pid`)).rows[0]?.pid);
     const [backend, youngBackend] = [await pidOf(db), await pidOf(young)];
     const batches = Number(args.batches);
-    for (const [name, store, pid, count] of [
-      ["named, planned on empty tables", young, youngBackend, 10],
-      ["unnamed", unnamed, backend, batches],
-      ["named (as the engine sends it)", db, backend, batches],
-      ["unnamed", unnamed, backend, batches],
-      ["named, planned on empty tables", young, youngBackend, batches],
-    ] as const) {
-      const t0 = ticks(pid);
-      const started = performance.now();
-      for (let i = 0; i < count; i++) await writeOrders(store, batch());
-      const wall = (performance.now() - started) / count;
-      const cpuUs = ((ticks(pid) - t0) * 10_000) / (count * size);
-      console.log(
-        `${name.padEnd(31)} ${String(count).padStart(5)} batches of ${size} (orders then ${n}): backend CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per batch`,
-      );
-    }
+    const streams = Number(args.streams);
+    if (streams > 1) {
+      const postmaster = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+      const pool = connectPostgresTcp(postgres.databaseUrl, { max: streams });
+      const poolUnnamed: SqlStore = Object.assign(Object.create(pool) as SqlStore, {
+        execute: (q: SQLWrapper) => pool.execute(q),
+      });
+      for (const [name, store] of [
+        ["unnamed", poolUnnamed],
+        ["named", pool],
+        ["unnamed", poolUnnamed],
+        ["named", pool],
+      ] as const) {
+        const t0 = serverTicks(postmaster);
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: streams }, async () => {
+            for (let i = 0; i < batches; i++) await writeOrders(store, batch());
+          }),
+        );
+        const wall = (performance.now() - started) / batches;
+        const cpuUs = ((serverTicks(postmaster) - t0) * 10_000) / (streams * batches * size);
+        console.log(
+          `${name.padEnd(8)} ${streams} streams × ${batches} batches of ${size}: server CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per round of batches`,
+        );
+      }
+      await pool.close();
+    } else
+      for (const [name, store, pid, count] of [
+        ["named, planned on empty tables", young, youngBackend, 10],
+        ["unnamed", unnamed, backend, batches],
+        ["named (as the engine sends it)", db, backend, batches],
+        ["unnamed", unnamed, backend, batches],
+        ["named, planned on empty tables", young, youngBackend, batches],
+      ] as const) {
+        const t0 = ticks(pid);
+        const started = performance.now();
+        for (let i = 0; i < count; i++) await writeOrders(store, batch());
+        const wall = (performance.now() - started) / count;
+        const cpuUs = ((ticks(pid) - t0) * 10_000) / (count * size);
+        console.log(
+          `${name.padEnd(31)} ${String(count).padStart(5)} batches of ${size} (orders then ${n}): backend CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per batch`,
+        );
+      }
     console.log(`load average ${loadAverage()}`);
     await db.close();
     await young.close();
