@@ -62,6 +62,7 @@ export type Env = {
   BUY_RESOLVE_WINDOW_MS?: string;
   WEBHOOK_DELIVERY_RETRIES?: string;
   WEBHOOK_ALLOW_PRIVATE_TARGETS?: string;
+  WEBHOOK_INLINE_POSTS?: string;
   PAYMENT_PROVIDER?: string;
   CURRENCY?: string;
   STRIPE_SECRET_KEY?: string;
@@ -238,6 +239,7 @@ const configSchema = z
     BUY_RESOLVE_WINDOW_MS: positiveInt(8_000),
     /** QStash retries of a webhook delivery job (with its backoff) before it is dead-lettered (src/webhooks/) */
     WEBHOOK_DELIVERY_RETRIES: z.coerce.number().int().min(0).default(5),
+    WEBHOOK_INLINE_POSTS: z.coerce.number().int().min(0).max(10_000).default(200),
     /**
      * `true`: webhook endpoints may be loopback, private or link-local addresses and `localhost` names
      * (the local stack's receivers); else they are refused at registration and at delivery

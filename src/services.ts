@@ -75,6 +75,9 @@ export type MemoryRefusalDeps = Pick<Deps, "config" | "memory" | "redis" | "defe
 /** What delivering webhook messages needs: the endpoints, the settings, how names resolve (src/webhooks/deliver.ts). */
 export type WebhookDeliveryDeps = Pick<Deps, "db" | "config" | "resolveHost">;
 
+/** What delivering outbox entries from the process that wrote them needs: endpoints, QStash for what is left (src/webhooks/deliver-inline.ts). */
+export type InlineDeliveryDeps = Pick<Deps, "db" | "config" | "qstash" | "resolveHost" | "metrics">;
+
 /** What an order's lifecycle needs (write, pay, cancel, expire, restore: src/orders/). */
 export type LifecycleDeps = Pick<Deps, "redis" | "db" | "now" | "config" | "qstash" | "memory">;
 

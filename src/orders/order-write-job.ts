@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from "../errors";
-import type { Deps, LifecycleDeps } from "../services";
+import type { Deps, InlineDeliveryDeps, LifecycleDeps } from "../services";
 import { debitStock } from "../stock/debit";
 import type { QueuedOrder } from "../stock/queued-order";
 import { deliverInline } from "../webhooks/deliver-inline";
@@ -26,12 +26,24 @@ export type WriteReport = { inserted: number; unknownSale: QueuedOrder[] };
 export async function writeAndAck(
   deps: LifecycleDeps,
   batch: QueuedOrder[],
-  inline?: Pick<Deps, "defer" | "resolveHost" | "metrics">,
+  inline?: InlineDeliveryDeps & Pick<Deps, "defer">,
 ): Promise<WriteReport> {
   const { written, webhooks } = await writeOrders(deps.db, batch);
-  if (inline) {
-    if (webhooks.length > 0) inline.defer(deliverInline({ ...deps, ...inline }, webhooks));
-  } else await publishOutbox(deps, webhooks);
+  if (!inline) await publishOutbox(deps, webhooks);
+  try {
+    return await countAndAck(deps, batch, written);
+  } finally {
+    // after the job's own Redis calls, which would otherwise wait behind the POSTs (Workers: 6 connections)
+    if (inline && webhooks.length > 0) inline.defer(deliverInline(inline, webhooks));
+  }
+}
+
+/** The order write's Redis side: every live order counted in the sale's current epoch, then acknowledged. */
+async function countAndAck(
+  deps: LifecycleDeps,
+  batch: QueuedOrder[],
+  written: Awaited<ReturnType<typeof writeOrders>>["written"],
+): Promise<WriteReport> {
   const report: WriteReport = { inserted: 0, unknownSale: [] };
   const toCount = new Map<string, { epoch: number; orders: QueuedOrder[]; behind: QueuedOrder[] }>();
   const retentionMs = deps.config.LEDGER_TRIM_AFTER_SECONDS * 1000;

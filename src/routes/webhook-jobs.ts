@@ -46,7 +46,7 @@ const delivery = createRoute({
 async function webhookDeliveryJob(c: RouteContext<typeof delivery>) {
   const d = deps(c);
   const outcome = await deliverJob(d, c.req.valid("json"));
-  d.metrics?.webhookDelivery(outcome.kind);
+  d.metrics?.webhookDelivery(outcome.kind === "stopped" ? "failed" : outcome.kind);
   switch (outcome.kind) {
     case "gone":
       return c.json({ delivered: 0, dropped: true }, 200);
@@ -57,6 +57,8 @@ async function webhookDeliveryJob(c: RouteContext<typeof delivery>) {
         "DELIVERY_FAILED",
         `The endpoint answered ${outcome.status ?? "nothing"} to ${outcome.msgId} (${outcome.delivered} delivered before it).`,
       );
+    case "stopped": // only with limits, which a job does not set
+      throw new ApiError("DELIVERY_FAILED", `Stopped after ${outcome.delivered} message(s).`);
   }
 }
 

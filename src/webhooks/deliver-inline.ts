@@ -1,33 +1,45 @@
-import type { Deps } from "../services";
+import type { InlineDeliveryDeps } from "../services";
 import { deliverJob } from "./deliver";
 import type { OutboxEntry } from "./event-types";
 import { deliveryJobs, forget, type OutboxJob, outboxJob, publishDeliveryJobs } from "./publish";
 
-/** What delivering outbox entries from the process that wrote them needs. */
-export type InlineDeliveryDeps = Pick<Deps, "db" | "config" | "qstash" | "resolveHost" | "metrics">;
-
-/** How long one POST of an inline delivery may take before its endpoint's messages go through QStash. */
-export const INLINE_POST_TIMEOUT_MS = 3_000;
 /**
- * How long one endpoint's inline delivery may go on starting jobs: past it, its jobs not started go to
- * QStash (so a slow endpoint neither outlives a Worker's `waitUntil` nor races the sweep, which
- * republishes rows older than OUTBOX_GRACE_SECONDS).
+ * How long an inline delivery may go on: no POST starts after it, and none outlives it. Well inside
+ * a Worker's `waitUntil` (30 s) and the sweep's grace (OUTBOX_GRACE_SECONDS, 10 s by default), after
+ * which the sweep would publish the same rows again.
  */
 export const INLINE_BUDGET_MS = 4_000;
-/** After an endpoint failed an inline delivery, how long this process hands its messages straight to QStash. */
-export const INLINE_REST_MS = 30_000;
+/** How long one inline POST may take; an endpoint slower than this is served by QStash's jobs (10 s). */
+export const INLINE_POST_TIMEOUT_MS = 3_000;
+/**
+ * Endpoints delivered to at once. A Worker keeps 6 connections per invocation; the delivery runs after
+ * the job's own calls, so 4 leave room and no POST waits for a connection while its timeout runs.
+ */
+export const INLINE_ENDPOINTS_AT_ONCE = 4;
+/** After an endpoint failed an inline POST, how long this process hands its messages straight to QStash. */
+export const INLINE_REST_MS = 60_000;
 
-/** Endpoints that failed an inline delivery lately: until when this process skips them (endpoint id → ms). */
+/** Endpoints that failed an inline POST lately: until when this process skips them (endpoint id → ms). */
 const resting = new Map<string, number>();
 
+function rests(endpointId: string, now: number): boolean {
+  const until = resting.get(endpointId);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  resting.delete(endpointId);
+  return false;
+}
+
 /**
- * Delivers outbox entries a statement just wrote from this process, without a QStash hop: per endpoint,
- * in order, each message POSTed and signed as a delivery job does (src/webhooks/deliver.ts), the
- * endpoints in parallel. What an endpoint does not take (an answer that is not 2xx, no answer within
- * {@link INLINE_POST_TIMEOUT_MS}, a target refused) is handed to QStash as delivery jobs from the first
- * message it did not take, as `publishOutbox` would, and that endpoint rests from inline delivery for
- * {@link INLINE_REST_MS}; so are the jobs not started within {@link INLINE_BUDGET_MS}. The rows are deleted once delivered or handed over; what neither happened
- * to (this process died, QStash failed) stays in the outbox for the sweep to publish (at least once: a
+ * Delivers outbox entries a statement just wrote from this process, without a QStash hop: up to
+ * {@link INLINE_ENDPOINTS_AT_ONCE} endpoints at once, each endpoint's messages in order, POSTed and
+ * signed as a delivery job does (src/webhooks/deliver.ts), at most WEBHOOK_INLINE_POSTS POSTs in all
+ * (a Worker's subrequests are counted) and none after {@link INLINE_BUDGET_MS}. What is not delivered
+ * so (an answer that is not 2xx, no answer within {@link INLINE_POST_TIMEOUT_MS}, a target refused, the
+ * budget or the count spent) is handed to QStash as delivery jobs from the first message not taken, as
+ * `publishOutbox` does; an endpoint that failed rests from inline delivery for {@link INLINE_REST_MS}.
+ * Each endpoint's rows are deleted as soon as its messages are delivered or handed over; rows neither
+ * happened to (this process died, QStash failed) stay in the outbox for the sweep (at least once: a
  * receiver drops a `webhook-id` it has seen). Never throws: meant to run in the background.
  *
  * @example
@@ -41,20 +53,32 @@ export async function deliverInline(deps: InlineDeliveryDeps, entries: OutboxEnt
     if (list) list.push(job);
     else byEndpoint.set(job.endpointId, [job]);
   }
-  const settled = await Promise.all([...byEndpoint].map(([id, jobs]) => deliverToEndpoint(deps, id, jobs)));
-  const done = settled.flatMap((s) => s.done);
-  const handOver = settled.flatMap((s) => s.left);
-  try {
-    if (handOver.length > 0) {
-      try {
-        await publishDeliveryJobs(deps, handOver);
-      } catch (error) {
-        console.warn(`webhooks: ${handOver.length} job(s) left in the outbox for the sweep:`, error);
-        await forget(deps, done);
-        return;
-      }
+  const budget = { until: Date.now() + INLINE_BUDGET_MS, posts: deps.config.WEBHOOK_INLINE_POSTS };
+  const queue = [...byEndpoint];
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [endpointId, jobs] = next;
+      const { done, left } = await deliverToEndpoint(deps, endpointId, jobs, budget);
+      await settle(deps, done, left);
     }
-    await forget(deps, [...done, ...handOver.flatMap((j) => j.entryIds.map((id) => ({ id })))]);
+  };
+  await Promise.all(Array.from({ length: Math.min(INLINE_ENDPOINTS_AT_ONCE, queue.length) }, worker));
+}
+
+/** Hands `left` to QStash, then deletes the rows delivered or handed over; on a failure, leaves them to the sweep. */
+async function settle(deps: InlineDeliveryDeps, done: number[], left: OutboxJob[]): Promise<void> {
+  try {
+    let handed: number[] = [];
+    try {
+      await publishDeliveryJobs(deps, left);
+      handed = left.flatMap((j) => j.entryIds);
+    } catch (error) {
+      console.warn(`webhooks: ${left.length} delivery job(s) left in the outbox for the sweep:`, error);
+    }
+    await forget(
+      deps,
+      [...done, ...handed].map((id) => ({ id })),
+    );
   } catch (error) {
     // the rows stay: the sweep publishes them again (duplicates a receiver drops)
     console.warn("webhooks: delivered messages left in the outbox:", error);
@@ -62,33 +86,42 @@ export async function deliverInline(deps: InlineDeliveryDeps, entries: OutboxEnt
 }
 
 /**
- * One endpoint's jobs in order: delivered from here (or dropped, the endpoint removed), which is `done`,
- * or, from the first message it did not take, `left` to QStash.
+ * One endpoint's jobs in order: the rows delivered from here (or dropped, the endpoint removed), which
+ * are `done`, and, from the first message not delivered, the jobs `left` to QStash.
  */
 async function deliverToEndpoint(
   deps: InlineDeliveryDeps,
   endpointId: string,
   jobs: OutboxJob[],
-): Promise<{ done: { id: number }[]; left: OutboxJob[] }> {
-  const done: { id: number }[] = [];
-  const started = Date.now();
-  if ((resting.get(endpointId) ?? 0) > started) return { done, left: jobs };
+  budget: { until: number; posts: number },
+): Promise<{ done: number[]; left: OutboxJob[] }> {
+  const done: number[] = [];
+  if (rests(endpointId, Date.now())) return { done, left: jobs };
   for (const [i, job] of jobs.entries()) {
-    if (Date.now() - started > INLINE_BUDGET_MS) return { done, left: jobs.slice(i) };
-    const outcome = await deliverJob(deps, job, INLINE_POST_TIMEOUT_MS).catch(() => null);
-    if (outcome) deps.metrics?.webhookDelivery(outcome.kind);
+    // the POSTs this job may make, taken from the shared count before it runs, the unused given back
+    const room = Math.min(budget.posts, job.messages.length);
+    if (room === 0 || Date.now() >= budget.until) return { done, left: jobs.slice(i) };
+    budget.posts -= room;
+    const outcome = await deliverJob(deps, job, {
+      postTimeoutMs: INLINE_POST_TIMEOUT_MS,
+      deadline: budget.until,
+      maxPosts: room,
+    }).catch(() => null);
+    budget.posts += room - (outcome ? (outcome.kind === "gone" ? 0 : outcome.posted) : room);
+    if (outcome && outcome.kind !== "stopped") deps.metrics?.webhookDelivery(outcome.kind);
     if (outcome?.kind === "gone") {
       // the endpoint was removed: its messages are dropped, as a delivery job drops them
-      for (const later of jobs) done.push(...later.entryIds.map((id) => ({ id })));
+      for (const later of jobs.slice(i)) done.push(...later.entryIds);
       return { done, left: [] };
     }
     if (outcome?.kind === "delivered") {
-      done.push(...job.entryIds.map((id) => ({ id })));
+      done.push(...job.entryIds);
       continue;
     }
-    resting.set(endpointId, Date.now() + INLINE_REST_MS);
+    // failed (the endpoint's doing: it rests) or stopped (the budget's: it does not)
+    if (outcome?.kind !== "stopped") resting.set(endpointId, Date.now() + INLINE_REST_MS);
     const taken = outcome?.delivered ?? 0;
-    done.push(...job.entryIds.slice(0, taken).map((id) => ({ id })));
+    done.push(...job.entryIds.slice(0, taken));
     const rest = job.messages.slice(taken).map((m, k) => ({
       id: job.entryIds[taken + k] as number,
       endpointId,

@@ -9,13 +9,18 @@ import { signatures } from "./secrets";
 /** How long one POST to an endpoint may take before it counts as failed. */
 const POST_TIMEOUT_MS = 10_000;
 
-/** What a delivery job came to. */
+/** What a delivery job came to; `posted` counts the POSTs sent (the last one's answer aside). */
 export type DeliveryOutcome =
-  | { kind: "delivered"; delivered: number }
+  | { kind: "delivered"; delivered: number; posted: number }
   /** the endpoint was removed: its messages are dropped */
   | { kind: "gone" }
   /** the endpoint did not answer 2xx: `delivered` went through before, the rest did not */
-  | { kind: "failed"; delivered: number; status: number | null; msgId: string };
+  | { kind: "failed"; delivered: number; posted: number; status: number | null; msgId: string }
+  /** the caller's deadline or count of POSTs came first: `delivered` went through, the rest was not tried */
+  | { kind: "stopped"; delivered: number; posted: number };
+
+/** How far a caller lets a job go: each POST's timeout, a deadline no POST outlives, a count of POSTs. */
+export type DeliveryLimits = { postTimeoutMs?: number; deadline?: number; maxPosts?: number };
 
 /**
  * Runs a delivery job: POSTs each message to the endpoint in order, as Standard Webhooks asks
@@ -25,12 +30,16 @@ export type DeliveryOutcome =
  * again (at least once: receivers drop a `webhook-id` seen before). A target that is not a public
  * address (src/webhooks/endpoint-target.ts, unless WEBHOOK_ALLOW_PRIVATE_TARGETS) is sent nothing: the
  * job fails as for an endpoint that is down. What an endpoint answers is never read, only its status.
+ * With `limits` (an inline delivery, src/webhooks/deliver-inline.ts), it also stops, `stopped`, before
+ * a POST past `maxPosts` or at `deadline` (a POST cut short by the deadline is not delivered).
  */
 export async function deliverJob(
   d: WebhookDeliveryDeps,
   job: DeliveryJob,
-  postTimeoutMs: number = POST_TIMEOUT_MS,
+  limits: DeliveryLimits = {},
 ): Promise<DeliveryOutcome> {
+  const { postTimeoutMs = POST_TIMEOUT_MS, deadline = Number.POSITIVE_INFINITY } = limits;
+  const maxPosts = limits.maxPosts ?? Number.POSITIVE_INFINITY;
   const endpoint = await signingEndpoint(d.db, job.endpointId);
   if (!endpoint) return { kind: "gone" };
   const refusal = await deliveryRefusal(endpoint.url, {
@@ -39,17 +48,22 @@ export async function deliverJob(
   });
   if (refusal) {
     console.warn(`webhook endpoint ${endpoint.endpointId}: nothing sent, ${refusal}`);
-    return { kind: "failed", delivered: 0, status: null, msgId: job.messages[0]?.msgId ?? "" };
+    return { kind: "failed", delivered: 0, posted: 0, status: null, msgId: job.messages[0]?.msgId ?? "" };
   }
   let delivered = 0;
   for (const message of job.messages) {
-    const status = await post(endpoint.url, endpoint.secrets, message, postTimeoutMs);
+    const left = deadline - Date.now();
+    if (delivered >= maxPosts || left <= 0) return { kind: "stopped", delivered, posted: delivered };
+    const timeoutMs = Math.min(postTimeoutMs, left);
+    const status = await post(endpoint.url, endpoint.secrets, message, timeoutMs);
+    if (status === null && timeoutMs < postTimeoutMs && Date.now() >= deadline)
+      return { kind: "stopped", delivered, posted: delivered + 1 };
     if (status === null || status < 200 || status > 299) {
-      return { kind: "failed", delivered, status, msgId: message.msgId };
+      return { kind: "failed", delivered, posted: delivered + 1, status, msgId: message.msgId };
     }
     delivered++;
   }
-  return { kind: "delivered", delivered };
+  return { kind: "delivered", delivered, posted: delivered };
 }
 
 /** One signed POST; its status, or null when the endpoint could not be reached in time. */

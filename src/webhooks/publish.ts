@@ -32,14 +32,30 @@ export function deliveryJobs(entries: OutboxEntry[]): OutboxJob[] {
   return jobs;
 }
 
-/** One endpoint's entries (at most {@link MESSAGES_PER_JOB}, in order) as one job. */
+/**
+ * One endpoint's entries (at most {@link MESSAGES_PER_JOB}, in order) as one job. Its deduplication id
+ * names its rows (the first, the count, a hash of all): QStash drops a second publish under an id, so
+ * two jobs of different rows must never share one (an inline delivery's leftovers and a sweep's chunk
+ * can start at the same row).
+ */
 export function outboxJob(endpointId: string, chunk: OutboxEntry[]): OutboxJob {
+  const entryIds = chunk.map((e) => e.id);
   return {
     endpointId,
     messages: chunk.map(({ msgId, payload }) => ({ msgId, payload })),
-    dedupId: `hook-${chunk[0]?.id}-${chunk.length}`,
-    entryIds: chunk.map((e) => e.id),
+    dedupId: `hook-${entryIds[0]}-${entryIds.length}-${fnv1a(entryIds.join(","))}`,
+    entryIds,
   };
+}
+
+/** FNV-1a, 32 bits, as 8 hex digits. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
 /** Hands jobs to QStash in one batch call (retried with backoff, dead-lettered to /api/jobs/failed). */

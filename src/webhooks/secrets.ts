@@ -19,11 +19,17 @@ export function newSecret(): string {
 const keys = new Map<string, Uint8Array>();
 const KEYS_KEPT = 64;
 
+/** Standard Webhooks' secrets carry 24 to 64 bytes: anything else (a corrupted row) signs nothing. */
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const MIN_KEY_BYTES = 24;
+
 function keyOf(secret: string): Uint8Array {
   let key = keys.get(secret);
   if (!key) {
     const text = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
-    key = new Uint8Array(Buffer.from(text, "base64"));
+    key = BASE64.test(text) ? new Uint8Array(Buffer.from(text, "base64")) : new Uint8Array();
+    if (key.length < MIN_KEY_BYTES)
+      throw new Error("a webhook secret that is not 24 bytes or more of base64");
     if (keys.size >= KEYS_KEPT) keys.clear();
     keys.set(secret, key);
   }
@@ -36,6 +42,7 @@ function keyOf(secret: string): Uint8Array {
  * Standard Webhooks' `base64(HMAC-SHA256(key, "<msgId>.<unix seconds>.<body>"))`, the key being the
  * secret's base64 after `whsec_` (what the `standardwebhooks` library signs, held to it by
  * test/unit/webhook-signatures.test.ts), with the runtime's fastest HMAC (src/crypto/hmac-sha256.ts).
+ * Throws for a secret that is not 24 bytes or more of base64 (nothing is sent signed with a weak key).
  *
  * @example
  * const header = signatures([current, previous], "msg_1", new Date(), body); // "v1,abc… v1,def…"

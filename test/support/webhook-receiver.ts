@@ -20,12 +20,14 @@ export type Delivery = {
 /**
  * A shop's webhook endpoint on a real HTTP server: every POST is checked with Standard Webhooks'
  * `Webhook(secret).verify` against each secret it was given (answering 400 when none verifies), and
- * recorded. `down(true)` makes it answer 500 to everything (recorded too), as an endpoint in an outage.
+ * recorded. `down(true)` makes it answer 500 to everything (recorded too), as an endpoint in an outage;
+ * `slow(ms)` makes it answer late.
  */
 export async function startWebhookReceiver() {
   const deliveries: Delivery[] = [];
   let secrets: string[] = [];
   let failing = false;
+  let delayMs = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -59,7 +61,8 @@ export async function startWebhookReceiver() {
         answered,
         traceparent: String(req.headers.traceparent ?? ""),
       });
-      res.writeHead(answered).end();
+      if (delayMs > 0) setTimeout(() => res.writeHead(answered).end(), delayMs);
+      else res.writeHead(answered).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -73,6 +76,10 @@ export async function startWebhookReceiver() {
     },
     down(on: boolean) {
       failing = on;
+    },
+    /** Answers each POST only after `ms` (a slow endpoint that still answers). */
+    slow(ms: number) {
+      delayMs = ms;
     },
     /** Deliveries answered 2xx (verified, endpoint up). */
     accepted: () => deliveries.filter((d) => d.answered < 300),

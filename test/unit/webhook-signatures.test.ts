@@ -53,4 +53,11 @@ describe("webhook signatures", () => {
       new Webhook(mine).verify("{}", headers(signatures([mine], "msg_1", at, "{}"))),
     ).not.toThrow();
   });
+
+  it("a secret that is not 24 bytes or more of base64 signs nothing", () => {
+    const at = new Date();
+    for (const bad of ["whsec_", "whsec_!!!!", "whsec_c2hvcnQ=", `whsec_${"A".repeat(20)}`, "whsec_a b"])
+      expect(() => signatures([bad], "msg_1", at, "{}")).toThrow();
+    expect(() => signatures([newSecret()], "msg_1", at, "{}")).not.toThrow();
+  });
 });

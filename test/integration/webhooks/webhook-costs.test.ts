@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { INLINE_REST_MS } from "../../../src/webhooks/deliver-inline";
+import { INLINE_BUDGET_MS, INLINE_REST_MS } from "../../../src/webhooks/deliver-inline";
 import { appForFile } from "../../support/app-per-file";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver";
 
@@ -43,9 +43,9 @@ const outboxRows = async () =>
   (await app.db.query<{ n: number }>("select count(*)::int as n from webhook_outbox")).rows[0]?.n;
 
 /** Accepted deliveries of a sale's orders, one per webhook-id. */
-const acceptedIds = (saleId: string) =>
+const acceptedIds = (saleId: string, by: WebhookReceiver = receiver) =>
   new Set(
-    receiver
+    by
       .accepted()
       .filter((d) => d.payload.data.saleId === saleId)
       .map((d) => d.id),
@@ -70,8 +70,9 @@ async function rush(tag: string) {
   return {
     saleId: sale.saleId,
     orderWrites: () => deliveries.get("/api/jobs/order-write") ?? 0,
-    /** delivery jobs QStash brought carrying this sale's events (its retries included) */
-    webhookJobs: () => deliveryJobBodies.filter((b) => b.includes(sale.saleId)).length,
+    /** delivery jobs QStash brought carrying this sale's events (its retries included), to one endpoint or any */
+    webhookJobs: (endpointId = "") =>
+      deliveryJobBodies.filter((b) => b.includes(sale.saleId) && b.includes(endpointId)).length,
   };
 }
 
@@ -140,6 +141,48 @@ describe("what webhooks cost", () => {
     } finally {
       receiver.down(false);
       await app.api.admin("DELETE", `/webhooks/${created.body.endpointId}`);
+    }
+  }, 90_000);
+
+  it("a slow endpoint is cut at the inline budget, inside a job, and hands the rest to QStash; a fast one beside it is not held up", async () => {
+    const slow = await startWebhookReceiver();
+    const add = async (to: WebhookReceiver) => {
+      const created = await app.api.admin<{ secret: string; endpointId: string }>("POST", "/webhooks", {
+        url: to.url,
+        events: ["order.reserved", "order.awaiting_payment"],
+      });
+      to.trust(created.body.secret);
+      return created.body.endpointId;
+    };
+    const fastId = await add(receiver);
+    const slowId = await add(slow);
+    try {
+      // 200 ms per POST: the slow endpoint's 80 messages (a job of 50, one of 30) would take 16 s inline
+      slow.slow(200);
+      const started = Date.now();
+      const both = await rush("cost-slow");
+      await until("the fast endpoint's events", () => acceptedIds(both.saleId).size === 2 * ORDERS);
+      expect(both.webhookJobs(fastId)).toBe(0);
+      // cut at the budget inside its first job (not after the job's 50 POSTs, 10 s): the rest goes to QStash
+      await until(
+        "the slow endpoint's leftovers handed to QStash",
+        () => both.webhookJobs(slowId) > 0,
+        15_000,
+      );
+      const handedAfter = Date.now() - started;
+      expect(handedAfter).toBeLessThan(INLINE_BUDGET_MS + 3_500);
+      slow.slow(0);
+      await until(
+        "the slow endpoint's events",
+        () => acceptedIds(both.saleId, slow).size === 2 * ORDERS,
+        45_000,
+      );
+      await until("the outbox emptied", async () => (await outboxRows()) === 0);
+    } finally {
+      slow.slow(0);
+      await app.api.admin("DELETE", `/webhooks/${fastId}`);
+      await app.api.admin("DELETE", `/webhooks/${slowId}`);
+      await slow.close();
     }
   }, 90_000);
 });
