@@ -3,20 +3,26 @@
  * `writeOrders`) run in batches of 50 over one TCP connection against a fresh embedded Postgres (fsync
  * off, as the local stack), nothing else on that server. Reports the CPU of the connection's backend
  * process per order (/proc, 10 ms ticks, so thousands of orders per round) and the wall time per
- * batch, for the statement as the engine sends it (named: prepared once per connection) and unnamed
- * (parsed and planned at each call), and on a connection that prepared it on empty tables and keeps it
- * while they grow (the first write of a new shop: its plan must keep up). Run it on another checkout
- * (a commit before a change) with the same command to compare the two.
+ * batch, for the statement as the engine sends it (unnamed: planned at each call) and as a named
+ * prepared statement (planned once per connection). Alone it is the cheaper (2026-11-28: 17–27 µs of
+ * backend CPU per order against 45–60), but in the rush it was the dearer: bench/webhook-fanout.ts with
+ * rounds of 0 then 1 endpoint cost Postgres 413 µs per order with the endpoint, named, against 250
+ * unnamed (227 named when the endpoint was there from the first write: a generic plan made while a small
+ * table such as webhook_endpoints was in another state seems to stay, as so small a table is not analyzed
+ * again). So the engine does not prepare it. Run it on another checkout (a commit before a change) with
+ * the same command to compare the two.
  *
  * @example
  * npx tsx bench/order-write-cost.ts --batches 400
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type SQLWrapper, sql } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import pg from "pg";
 import { migrate } from "../local/migrate";
 import { startPostgres } from "../local/postgres-process";
 import type { SqlStore } from "../src/db/sql-store";
@@ -29,34 +35,16 @@ const { values: args } = parseArgs({
   options: {
     batches: { type: "string", default: "400" },
     size: { type: "string", default: "50" },
-    // batches written at once, each stream on its own connection: with more than one, the CPU of the
-    // whole server (every process of it) per order, as concurrent order-write jobs load it
-    streams: { type: "string", default: "1" },
     // SQL run after the migrations (an experiment on the schema, say)
     "before-sql": { type: "string", default: "" },
   },
 });
 
+const dialect = new PgDialect();
+
 const ticks = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (10 ms)
-};
-
-/** CPU ticks of a Postgres server: its postmaster and every process it started (ended ones counted by cutime). */
-const serverTicks = (postmaster: number) => {
-  let sum = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const fields = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-      const pid = Number(entry);
-      if (pid === postmaster || Number(fields[1]) === postmaster)
-        sum += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return sum;
 };
 
 async function main(): Promise<void> {
@@ -72,6 +60,11 @@ async function main(): Promise<void> {
          payment_window_seconds, product_token)
        values ('s1', 'p1', 'cost', 100, 100000000, 2, now() - interval '1 hour', now() + interval '1 day', 600, 'tok')`),
     );
+    const backend = Number((await db.execute(sql`select pg_backend_pid() as pid`)).rows[0]?.pid);
+    const client = new pg.Client({ connectionString: postgres.databaseUrl });
+    client.on("error", () => {}); // Postgres stopping at the end (or after a failure) ends its connection
+    await client.connect();
+    const clientBackend = Number((await client.query("select pg_backend_pid() as pid")).rows[0]?.pid);
     const size = Number(args.size);
     let n = 0;
     const batch = (): QueuedOrder[] =>
@@ -87,63 +80,38 @@ async function main(): Promise<void> {
           epoch: 1,
         };
       });
-    // the engine's store with its statements' names dropped: parsed and planned at each call
-    const unnamed: SqlStore = Object.assign(Object.create(db) as SqlStore, {
-      execute: (q: SQLWrapper) => db.execute(q),
+    // the same store, its statements named: planned once per connection (node-postgres' `name`), one
+    // name per statement text
+    const names = new Map<string, string>();
+    const prepared: SqlStore = Object.assign(Object.create(db) as SqlStore, {
+      execute: async (q: SQLWrapper) => {
+        const { sql: text, params } = dialect.sqlToQuery(q.getSQL());
+        const name = names.get(text) ?? `statement-${names.size + 1}`;
+        names.set(text, name);
+        return { rows: (await client.query({ name, text, values: params })).rows };
+      },
     });
-    // a second connection that prepares the statement on empty tables, then keeps it while they grow
-    const young = connectPostgresTcp(postgres.databaseUrl, { max: 1 });
-    const pidOf = async (store: SqlStore) =>
-      Number((await store.execute(sql`select pg_backend_pid() as pid`)).rows[0]?.pid);
-    const [backend, youngBackend] = [await pidOf(db), await pidOf(young)];
-    const batches = Number(args.batches);
-    const streams = Number(args.streams);
-    if (streams > 1) {
-      const postmaster = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
-      const pool = connectPostgresTcp(postgres.databaseUrl, { max: streams });
-      const poolUnnamed: SqlStore = Object.assign(Object.create(pool) as SqlStore, {
-        execute: (q: SQLWrapper) => pool.execute(q),
-      });
-      for (const [name, store] of [
-        ["unnamed", poolUnnamed],
-        ["named", pool],
-        ["unnamed", poolUnnamed],
-        ["named", pool],
-      ] as const) {
-        const t0 = serverTicks(postmaster);
-        const started = performance.now();
-        await Promise.all(
-          Array.from({ length: streams }, async () => {
-            for (let i = 0; i < batches; i++) await writeOrders(store, batch());
-          }),
-        );
-        const wall = (performance.now() - started) / batches;
-        const cpuUs = ((serverTicks(postmaster) - t0) * 10_000) / (streams * batches * size);
+    for (const [name, store, pid] of [
+      ["warm-up", db, backend],
+      ["as sent", db, backend],
+      ["prepared", prepared, clientBackend],
+      ["as sent", db, backend],
+      ["prepared", prepared, clientBackend],
+    ] as const) {
+      const count = name === "warm-up" ? 20 : Number(args.batches);
+      const t0 = ticks(pid);
+      const started = performance.now();
+      for (let i = 0; i < count; i++) await writeOrders(store, batch());
+      const wall = (performance.now() - started) / count;
+      const cpuUs = ((ticks(pid) - t0) * 10_000) / (count * size);
+      if (name !== "warm-up")
         console.log(
-          `${name.padEnd(8)} ${streams} streams × ${batches} batches of ${size}: server CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per round of batches`,
+          `${name.padEnd(10)} ${count} batches of ${size}: backend CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per batch`,
         );
-      }
-      await pool.close();
-    } else
-      for (const [name, store, pid, count] of [
-        ["named, planned on empty tables", young, youngBackend, 10],
-        ["unnamed", unnamed, backend, batches],
-        ["named (as the engine sends it)", db, backend, batches],
-        ["unnamed", unnamed, backend, batches],
-        ["named, planned on empty tables", young, youngBackend, batches],
-      ] as const) {
-        const t0 = ticks(pid);
-        const started = performance.now();
-        for (let i = 0; i < count; i++) await writeOrders(store, batch());
-        const wall = (performance.now() - started) / count;
-        const cpuUs = ((ticks(pid) - t0) * 10_000) / (count * size);
-        console.log(
-          `${name.padEnd(31)} ${String(count).padStart(5)} batches of ${size} (orders then ${n}): backend CPU ${cpuUs.toFixed(1)} µs per order, ${wall.toFixed(2)} ms per batch`,
-        );
-      }
+    }
     console.log(`load average ${loadAverage()}`);
     await db.close();
-    await young.close();
+    await client.end();
   } finally {
     await postgres.stop();
     await rm(dir, { recursive: true, force: true });

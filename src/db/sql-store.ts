@@ -9,9 +9,7 @@ export type Row = Record<string, unknown>;
  * The database the engine uses, whichever driver is below it: drizzle's query builder over the
  * schema (`select`, `insert`, `update`, `delete`), plus two calls with one meaning on every driver.
  *
- * - `execute(sql…, { name })` runs one statement and answers `{ rows }`; a `name` (a hot statement whose
- *   text never changes, such as the order write's) lets a driver that holds connections prepare it once
- *   per connection instead of parsing and planning it at each call (TCP); over HTTP it is ignored;
+ * - `execute(sql…)` runs one statement and answers `{ rows }`;
  * - `transaction([sql…, sql…])` runs the statements in one transaction, in order, and answers each
  *   one's rows; when one fails, none of them took effect. (It replaces drizzle's interactive
  *   `transaction(callback)`, which Neon's HTTP driver does not have: one HTTP request per call.)
@@ -29,6 +27,6 @@ export type Row = Record<string, unknown>;
  * const [sales, , live] = await withDb(() => db.transaction([sql`update …`, sql`insert …`, sql`update …`]));
  */
 export type SqlStore = Omit<PgDatabase<PgQueryResultHKT, typeof schema>, "execute" | "transaction"> & {
-  execute<T extends Row = Row>(query: SQLWrapper, options?: { name?: string }): Promise<{ rows: T[] }>;
+  execute<T extends Row = Row>(query: SQLWrapper): Promise<{ rows: T[] }>;
   transaction(statements: SQL[]): Promise<Row[][]>;
 };

@@ -20,11 +20,9 @@ export type WriteResult = {
 /**
  * Writes reserved orders, each once: the rows (awaiting payment; `written_at` records the write, so the
  * flow record `order_events` starts at the order's first change after it) and the users' holdings, in
- * one statement for the whole batch, named: on TCP each connection prepares it once (its text never
- * changes) instead of parsing and planning it at each call, about 2.5× less backend CPU; a plan made on
- * empty tables keeps up as they grow (Postgres plans again after each ANALYZE), measured by
- * bench/order-write-cost.ts. Nothing about one order can refuse the others: the per-user limit is not a
- * constraint here (an acknowledged order is written even when a late write
+ * one statement for the whole batch (sent unnamed, so planned at each call: a named statement's
+ * generic plan, made while the tables are young, went on scanning them as they grew, bench/order-write-cost.ts). Nothing about one order can refuse the others: the
+ * per-user limit is not a constraint here (an acknowledged order is written even when a late write
  * takes its user over the limit; the sale's stats report that), and an order naming a sale that does
  * not exist is left out of the result (the caller decides). A replay or a duplicate delivery inserts
  * nothing. The sales rows are read FOR SHARE, so a write and a rebuild of a sale's Redis state (which
@@ -100,7 +98,6 @@ export async function writeOrders(
       from input i join s on s.id = i.sale_id
       left join ins on ins.id = i.id
       left join orders o on o.id = i.id`,
-      { name: "order-write" },
     ),
   );
   const written = new Map<string, WriteResult>();

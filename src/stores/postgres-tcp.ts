@@ -49,48 +49,6 @@ function toQuery(statement: SQLWrapper): pg.QueryConfig {
 }
 
 /**
- * Named statements, by name: the text each name was first given with. A name asked again with another
- * text runs unnamed (node-postgres refuses a name reused for another text on a connection).
- */
-const namedTexts = new Map<string, string>();
-
-/**
- * SQLSTATEs of a named statement that cannot run as prepared: its plan's result type changed (a
- * migration while the process runs: that name runs unnamed from then on, as the connections that
- * prepared it keep failing it) or the server does not keep it (a pooler in transaction mode without
- * prepared statements: naming stops). The statement itself then runs unnamed.
- */
-const CACHED_PLAN_CHANGED = "0A000";
-const NO_SUCH_STATEMENT = "26000";
-let naming = true;
-
-/**
- * The pool's answer to a statement, prepared under `name` on each connection when it has one (parsed
- * and planned once per connection: about 2.5× less backend CPU for the order write's statement,
- * bench/order-write-cost.ts), else sent unnamed (parsed and planned at each call).
- */
-async function runOn(
-  pool: pg.Pool,
-  statement: SQLWrapper,
-  name: string | undefined,
-): Promise<pg.QueryResult> {
-  const query = toQuery(statement);
-  if (!name || !naming || (namedTexts.get(name) ?? query.text) !== query.text)
-    return pool.query(query).catch(classify);
-  namedTexts.set(name, query.text);
-  try {
-    return await pool.query({ ...query, name });
-  } catch (error) {
-    const code = error instanceof pg.DatabaseError ? error.code : undefined;
-    if (code !== CACHED_PLAN_CHANGED && code !== NO_SUCH_STATEMENT) return classify(error);
-    if (code === NO_SUCH_STATEMENT) naming = false;
-    else namedTexts.set(name, ""); // no statement has an empty text: this name runs unnamed
-    console.warn(`postgres: statement ${name} runs unnamed (${code}: ${(error as Error).message})`);
-    return pool.query(query).catch(classify);
-  }
-}
-
-/**
  * A {@link SqlStore} over a pool of TCP connections (node-postgres), for Node, Deno and Bun servers;
  * `postgres://…?sslmode=require` for Neon or any TLS server. Raw statements (`execute`, `transaction`)
  * go to the pool directly, parsed as drizzle's Neon HTTP driver parses them (dates as text); the query
@@ -121,9 +79,9 @@ export function connectPostgresTcp(databaseUrl: string, options: PostgresTcpOpti
   retireIdleOnConnectionFailure(pool);
   const db = drizzle({ client: pool, schema });
   return Object.assign(db, {
-    execute: <T extends Row>(query: SQLWrapper, opts?: { name?: string }) =>
+    execute: <T extends Row>(query: SQLWrapper) =>
       sqlSpan([query], async () => {
-        const result = await runOn(pool, query, opts?.name);
+        const result = await pool.query(toQuery(query)).catch(classify);
         return { rows: result.rows as T[] };
       }),
     transaction: (statements: SQL[]) => sqlSpan(statements, () => runTransaction(pool, statements)),

@@ -138,42 +138,6 @@ describe.each(["http", "tcp"])("SqlStore over %s", (name) => {
   });
 });
 
-describe("named statements over TCP", () => {
-  it("are prepared once per connection, run again after a migration changes their rows, and a name given another text runs it unnamed", async () => {
-    const one = connectPostgresTcp(postgres.databaseUrl, { max: 1 });
-    try {
-      await one.execute(sql`create table named_items (id integer primary key, name text not null)`);
-      await one.execute(sql`insert into named_items values (1, 'a'), (2, 'b')`);
-      const read = (id: number) =>
-        one.execute(sql`select * from named_items where id = ${id}`, { name: "named-read" });
-      expect((await read(1)).rows).toEqual([{ id: 1, name: "a" }]);
-      expect((await read(2)).rows).toEqual([{ id: 2, name: "b" }]);
-      const prepared = await one.execute<{ name: string }>(sql`select name from pg_prepared_statements`);
-      expect(prepared.rows.map((r) => r.name)).toEqual(["named-read"]);
-      // a migration while the process runs: the prepared plan's rows change shape (0A000), so it runs unnamed
-      await one.execute(sql`alter table named_items add column size integer not null default 7`);
-      expect((await read(1)).rows).toEqual([{ id: 1, name: "a", size: 7 }]);
-      // the same name with another text: node-postgres would refuse it on that connection; it runs unnamed
-      const count = (min: number) =>
-        one.execute(sql`select count(*)::int as n from named_items where id >= ${min}`, {
-          name: "named-two",
-        });
-      expect((await count(1)).rows).toEqual([{ n: 2 }]);
-      const other = await one.execute(sql`select min(id) as m from named_items where id >= ${2}`, {
-        name: "named-two",
-      });
-      expect(other.rows).toEqual([{ m: 2 }]);
-      // a database error is still the caller's (not retried unnamed)
-      const missing = await one
-        .execute(sql`select * from no_such_table where id = ${1}`, { name: "named-missing" })
-        .catch((e: unknown) => e);
-      expect((missing as { code?: string }).code).toBe("42P01");
-    } finally {
-      await one.close();
-    }
-  });
-});
-
 describe("SqlStore while Postgres cannot be reached", () => {
   it("answers StoreUnavailableError for a refused connection, from both adapters", async () => {
     const closed = new URL(postgres.databaseUrl);
