@@ -24,6 +24,8 @@ const { values: args } = parseArgs({
     out: { type: "string", default: join(import.meta.dirname, "output") },
     // each round's Postgres statements by execution time (pg_stat_statements)
     statements: { type: "boolean", default: false },
+    // QStash delivers while wrk runs (a steady rush) instead of holding deliveries until it ends
+    steady: { type: "boolean", default: false },
   },
 });
 
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
       tokens: Number(args.tokens),
       out: args.out,
       statements: args.statements,
+      steady: args.steady,
       log,
     });
     printFanout(rows, log);

@@ -33,6 +33,12 @@ export type FanoutOptions = {
   log: (line: string) => void;
   /** print each round's Postgres statements by execution time (pg_stat_statements), per order */
   statements?: boolean;
+  /**
+   * QStash delivers while wrk runs, as in a real rush (the order writes and their webhooks alongside
+   * the buys), instead of holding the deliveries and releasing them at once after it (the Redis commands
+   * per buy then count the pipeline's too)
+   */
+  steady?: boolean;
 };
 
 /** One round's figures, per admitted order (CPU in µs). */
@@ -133,7 +139,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
       await db.query("create extension if not exists pg_stat_statements");
       await db.query("select pg_stat_statements_reset()");
     }
-    await qstash("pause");
+    if (!o.steady) await qstash("pause");
     const r0 = await redis.snapshot();
     const a = cpu();
     const wrk = await runWrk(
@@ -150,7 +156,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
     );
     await new Promise((r) => setTimeout(r, 300)); // the last publish batches
     const r1 = await redis.snapshot();
-    await qstash("resume");
+    if (!o.steady) await qstash("resume");
     const admitted = wrk.requests - wrk.non2xx;
     await waitFor(async () => (await written()) >= admitted, 120_000);
     // every order event the endpoints subscribe to so far: reserved and awaiting payment, per endpoint

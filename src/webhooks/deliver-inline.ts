@@ -16,6 +16,16 @@ export const INLINE_POST_TIMEOUT_MS = 3_000;
  * the job's own calls, so 4 leave room and no POST waits for a connection while its timeout runs.
  */
 export const INLINE_ENDPOINTS_AT_ONCE = 4;
+/**
+ * Inline deliveries one process runs at once. Past it (a backlog of order-write jobs arriving at once),
+ * a write's events go to QStash as delivery jobs, as without inline delivery: hundreds at once would
+ * each get a sliver of the process, run out of their budget and be handed over anyway, and open as many
+ * connections to the shop's endpoint. At 16, a steady rush on 2 cores already handed a third of its
+ * writes over; at 64, none (bench/webhook-fanout.ts --steady).
+ */
+export const INLINE_DELIVERIES_AT_ONCE = 64;
+let deliveriesNow = 0;
+
 /** After an endpoint failed an inline POST, how long this process hands its messages straight to QStash. */
 export const INLINE_REST_MS = 60_000;
 
@@ -38,6 +48,7 @@ function rests(endpointId: string, now: number): boolean {
  * so (an answer that is not 2xx, no answer within {@link INLINE_POST_TIMEOUT_MS}, a target refused, the
  * budget or the count spent) is handed to QStash as delivery jobs from the first message not taken, as
  * `publishOutbox` does; an endpoint that failed rests from inline delivery for {@link INLINE_REST_MS}.
+ * With {@link INLINE_DELIVERIES_AT_ONCE} already running in this process, everything is handed over.
  * Each endpoint's rows are deleted as soon as its messages are delivered or handed over; rows neither
  * happened to (this process died, QStash failed) stay in the outbox for the sweep (at least once: a
  * receiver drops a `webhook-id` it has seen). Never throws: meant to run in the background.
@@ -53,16 +64,25 @@ export async function deliverInline(deps: InlineDeliveryDeps, entries: OutboxEnt
     if (list) list.push(job);
     else byEndpoint.set(job.endpointId, [job]);
   }
-  const budget = { until: Date.now() + INLINE_BUDGET_MS, posts: deps.config.WEBHOOK_INLINE_POSTS };
-  const queue = [...byEndpoint];
-  const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) {
-      const [endpointId, jobs] = next;
-      const { done, left } = await deliverToEndpoint(deps, endpointId, jobs, budget);
-      await settle(deps, done, left);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(INLINE_ENDPOINTS_AT_ONCE, queue.length) }, worker));
+  if (deliveriesNow >= INLINE_DELIVERIES_AT_ONCE) {
+    await settle(deps, [], [...byEndpoint.values()].flat());
+    return;
+  }
+  deliveriesNow++;
+  try {
+    const budget = { until: Date.now() + INLINE_BUDGET_MS, posts: deps.config.WEBHOOK_INLINE_POSTS };
+    const queue = [...byEndpoint];
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const [endpointId, jobs] = next;
+        const { done, left } = await deliverToEndpoint(deps, endpointId, jobs, budget);
+        await settle(deps, done, left);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(INLINE_ENDPOINTS_AT_ONCE, queue.length) }, worker));
+  } finally {
+    deliveriesNow--;
+  }
 }
 
 /** Hands `left` to QStash, then deletes the rows delivered or handed over; on a failure, leaves them to the sweep. */
