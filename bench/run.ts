@@ -164,10 +164,13 @@ async function main(): Promise<number> {
       );
     }
     if (!skip.has("webhooks")) {
-      log("\nwebhook fan-out: in-stock buys with 0, 1 and 3 endpoints, on Bun (bench/webhook-fanout.ts)");
+      log(
+        "\nwebhook fan-out: in-stock buys with 0, 1 and 3 endpoints, QStash delivering throughout, on Bun (bench/webhook-fanout.ts --steady)",
+      );
       const fanout = await webhookFanoutPhase(env, {
         runtime: "bun",
         endpoints: [0, 1, 3],
+        steady: true,
         seconds: Number(args["floor-seconds"]),
         connections: options.concurrency,
         tokens: Number(args["floor-tokens"]),
