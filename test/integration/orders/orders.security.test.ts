@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { newOrderId } from "../../../src/ids";
+import { saleKeys } from "../../../src/stock/keys";
 import { appForFile } from "../../support/app-per-file";
 import { deliverJob } from "../../support/jobs";
 import { checkedFetch } from "../../support/openapi-check";
@@ -54,6 +55,13 @@ describe("QStash signatures on every job route", () => {
     const sale = await app.api.createSale({ stock: 3 });
     const bought = await app.api.buy(sale.productToken, "sig-owner", 1);
     await app.drain();
+    // under load the order's publish can reach QStash after drain's wait: the snapshot below must not
+    // catch its write and acknowledgement half-way, so wait for the sale's outbox to be empty
+    const deadline = Date.now() + 20_000;
+    while ((await app.redis.zcard(saleKeys(sale.saleId).outbox)) > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      await app.drain();
+    }
     const orderId = String(bought.body.orderId);
     const job = {
       orderId,
