@@ -6,9 +6,8 @@ import { type _SHA256, sha256 } from "@noble/hashes/sha2.js";
 /**
  * Synchronous HMAC-SHA256 and base64url decoding for the shopper token check and the webhook
  * signatures, each the fastest a runtime has (measured per token, 2026-11: node:crypto 1–2 µs on Bun
- * and ~3 µs on Node, but 11–17 µs
- * on Deno, whose node:crypto goes through Buffer pools and ops; @noble/hashes' pure-JS HMAC from a key
- * state absorbed once, ~4 µs there). `Uint8Array.fromBase64` (Bun, Deno, workerd) decodes in under a
+ * and ~3 µs on Node, but 11–17 µs on Deno, whose node:crypto goes through Buffer pools and ops;
+ * @noble/hashes' pure-JS HMAC from a key state absorbed once, ~4 µs there). `Uint8Array.fromBase64` (Bun, Deno, workerd) decodes in under a
  * microsecond; Node 22 lacks it and uses Buffer.
  */
 const onDeno = typeof (globalThis as { Deno?: unknown }).Deno === "object";
