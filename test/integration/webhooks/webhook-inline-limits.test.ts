@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appForFile } from "../../support/app-per-file";
+import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver";
+
+/** The webhook delivery jobs QStash brought, by body; the order-write jobs counted. */
+const jobBodies: string[] = [];
+let orderWrites = 0;
+const countingFetch: typeof fetch = (input, init) => {
+  const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+  const body = init?.body;
+  if (path === "/api/jobs/order-write") orderWrites++;
+  if (path === "/api/jobs/webhook-delivery" && body instanceof Uint8Array)
+    jobBodies.push(new TextDecoder().decode(body));
+  return fetch(input, init);
+};
+
+const INLINE_POSTS = 30;
+const app = appForFile({
+  vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", WEBHOOK_INLINE_POSTS: String(INLINE_POSTS) },
+  qstashFetch: countingFetch,
+});
+
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+});
+
+const ORDERS = 40;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("an order write's inline POSTs", () => {
+  it("are at most WEBHOOK_INLINE_POSTS per job (a Worker's subrequests): the rest reach the endpoint through QStash's jobs", async () => {
+    const created = await app.api.admin<{ secret: string }>("POST", "/webhooks", {
+      url: receiver.url,
+      events: ["order.reserved", "order.awaiting_payment"],
+    });
+    receiver.trust(created.body.secret);
+    const sale = await app.api.createSale({ stock: ORDERS, perUserLimit: 1 });
+    const answers = await Promise.all(
+      Array.from({ length: ORDERS }, (_, i) => app.api.buy(sale.productToken, `limit-${i}`, 1)),
+    );
+    expect(answers.every((a) => a.status === 202)).toBe(true);
+    const accepted = () =>
+      new Set(
+        receiver
+          .accepted()
+          .filter((d) => d.payload.data.saleId === sale.saleId)
+          .map((d) => d.id),
+      ).size;
+    const deadline = Date.now() + 30_000;
+    while (accepted() < 2 * ORDERS && Date.now() < deadline) await sleep(100);
+    expect(accepted()).toBe(2 * ORDERS);
+    // the messages QStash carried (each job once, by its deduplication id's rows)
+    const handed = new Set<string>();
+    for (const body of jobBodies) {
+      const job = JSON.parse(body) as { messages: { msgId: string }[] };
+      for (const m of job.messages) handed.add(m.msgId);
+    }
+    expect(orderWrites).toBeGreaterThan(0);
+    expect(handed.size).toBeGreaterThanOrEqual(2 * ORDERS - INLINE_POSTS * orderWrites);
+    expect(handed.size).toBeGreaterThan(0);
+  });
+});
