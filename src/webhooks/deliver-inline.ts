@@ -127,20 +127,22 @@ async function deliverToEndpoint(
       deadline: budget.until,
       maxPosts: room,
     }).catch(() => null);
-    budget.posts += room - (outcome ? (outcome.kind === "gone" ? 0 : outcome.posted) : room);
-    if (outcome && outcome.kind !== "stopped") deps.metrics?.webhookDelivery(outcome.kind);
-    if (outcome?.kind === "gone") {
+    // null: our side failed (the endpoint's lookup): nothing was sent, and the endpoint does not rest
+    budget.posts += room - (outcome && outcome.kind !== "gone" ? outcome.posted : 0);
+    if (!outcome) return { done, left: jobs.slice(i) };
+    if (outcome.kind !== "stopped") deps.metrics?.webhookDelivery(outcome.kind);
+    if (outcome.kind === "gone") {
       // the endpoint was removed: its messages are dropped, as a delivery job drops them
       for (const later of jobs.slice(i)) done.push(...later.entryIds);
       return { done, left: [] };
     }
-    if (outcome?.kind === "delivered") {
+    if (outcome.kind === "delivered") {
       done.push(...job.entryIds);
       continue;
     }
     // failed (the endpoint's doing: it rests) or stopped (the budget's: it does not)
-    if (outcome?.kind !== "stopped") resting.set(endpointId, Date.now() + INLINE_REST_MS);
-    const taken = outcome?.delivered ?? 0;
+    if (outcome.kind !== "stopped") resting.set(endpointId, Date.now() + INLINE_REST_MS);
+    const taken = outcome.delivered;
     done.push(...job.entryIds.slice(0, taken));
     const rest = job.messages.slice(taken).map((m, k) => ({
       id: job.entryIds[taken + k] as number,

@@ -46,6 +46,8 @@ export async function deliverJob(
     allowPrivate: d.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     resolveHost: d.resolveHost,
   });
+  // the endpoint's lookup and its name's resolution count against the deadline too
+  if (!refusal && Date.now() >= deadline) return { kind: "stopped", delivered: 0, posted: 0 };
   if (refusal) {
     console.warn(`webhook endpoint ${endpoint.endpointId}: nothing sent, ${refusal}`);
     return { kind: "failed", delivered: 0, posted: 0, status: null, msgId: job.messages[0]?.msgId ?? "" };
@@ -55,9 +57,11 @@ export async function deliverJob(
     const left = deadline - Date.now();
     if (delivered >= maxPosts || left <= 0) return { kind: "stopped", delivered, posted: delivered };
     const timeoutMs = Math.min(postTimeoutMs, left);
-    const status = await post(endpoint.url, endpoint.secrets, message, timeoutMs);
-    if (status === null && timeoutMs < postTimeoutMs && Date.now() >= deadline)
+    const answer = await post(endpoint.url, endpoint.secrets, message, timeoutMs);
+    // cut short by the caller's deadline, not by the endpoint's own timeout: the caller's doing
+    if (answer === "timeout" && timeoutMs < postTimeoutMs)
       return { kind: "stopped", delivered, posted: delivered + 1 };
+    const status = answer === "timeout" ? null : answer;
     if (status === null || status < 200 || status > 299) {
       return { kind: "failed", delivered, posted: delivered + 1, status, msgId: message.msgId };
     }
@@ -66,13 +70,13 @@ export async function deliverJob(
   return { kind: "delivered", delivered, posted: delivered };
 }
 
-/** One signed POST; its status, or null when the endpoint could not be reached in time. */
+/** One signed POST; its status, `timeout` when its timeout ran out, null when it failed otherwise. */
 async function post(
   url: string,
   secrets: string[],
   message: WebhookMessage,
   timeoutMs: number,
-): Promise<number | null> {
+): Promise<number | "timeout" | null> {
   const body = JSON.stringify(message.payload);
   const at = new Date();
   try {
@@ -96,7 +100,7 @@ async function post(
     );
     await res.body?.cancel().catch(() => {});
     return res.status;
-  } catch {
-    return null;
+  } catch (error) {
+    return (error as Error | undefined)?.name === "TimeoutError" ? "timeout" : null;
   }
 }

@@ -34,16 +34,16 @@ export function deliveryJobs(entries: OutboxEntry[]): OutboxJob[] {
 
 /**
  * One endpoint's entries (at most {@link MESSAGES_PER_JOB}, in order) as one job. Its deduplication id
- * names its rows (the first, the count, a hash of all): QStash drops a second publish under an id, so
- * two jobs of different rows must never share one (an inline delivery's leftovers and a sweep's chunk
- * can start at the same row).
+ * names its rows (the first, the count, a hash of all their ids and message ids): QStash drops a second
+ * publish under an id, so two jobs of different rows must never share one (an inline delivery's
+ * leftovers and a sweep's chunk can start at the same row; row ids reused after a restore).
  */
 export function outboxJob(endpointId: string, chunk: OutboxEntry[]): OutboxJob {
   const entryIds = chunk.map((e) => e.id);
   return {
     endpointId,
     messages: chunk.map(({ msgId, payload }) => ({ msgId, payload })),
-    dedupId: `hook-${entryIds[0]}-${entryIds.length}-${fnv1a(entryIds.join(","))}`,
+    dedupId: `hook-${entryIds[0]}-${entryIds.length}-${fnv1a(chunk.map((e) => `${e.id}:${e.msgId}`).join(","))}`,
     entryIds,
   };
 }
