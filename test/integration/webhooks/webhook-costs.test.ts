@@ -1,23 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INLINE_BUDGET_MS, INLINE_REST_MS } from "../../../src/webhooks/deliver-inline";
 import { appForFile } from "../../support/app-per-file";
+import { qstashJobsSeen } from "../../support/qstash-jobs-seen";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver";
 
-/** QStash deliveries to the engine, counted by job route; the webhook delivery jobs' bodies kept. */
-const deliveries = new Map<string, number>();
-const deliveryJobBodies: string[] = [];
-const countingFetch: typeof fetch = (input, init) => {
-  const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
-  deliveries.set(path, (deliveries.get(path) ?? 0) + 1);
-  const body = init?.body;
-  if (path === "/api/jobs/webhook-delivery" && body instanceof Uint8Array)
-    deliveryJobBodies.push(new TextDecoder().decode(body));
-  return fetch(input, init);
-};
+const jobs = qstashJobsSeen();
 
 const app = appForFile({
   vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", OUTBOX_GRACE_SECONDS: "1", WEBHOOK_DELIVERY_RETRIES: "8" },
-  qstashFetch: countingFetch,
+  qstashFetch: jobs.fetch,
 });
 
 let receiver: WebhookReceiver;
@@ -53,7 +44,7 @@ const acceptedIds = (saleId: string, by: WebhookReceiver = receiver) =>
 
 /** Buys ORDERS units at once (the isolate batches them), waits for the pipeline, and counts its jobs. */
 async function rush(tag: string) {
-  deliveries.clear();
+  jobs.clear();
   const sale = await app.api.createSale({ stock: ORDERS, perUserLimit: 1 });
   const answers = await Promise.all(
     Array.from({ length: ORDERS }, (_, i) => app.api.buy(sale.productToken, `${tag}-${i}`, 1)),
@@ -69,10 +60,10 @@ async function rush(tag: string) {
   });
   return {
     saleId: sale.saleId,
-    orderWrites: () => deliveries.get("/api/jobs/order-write") ?? 0,
+    orderWrites: () => jobs.count("/api/jobs/order-write"),
     /** delivery jobs QStash brought carrying this sale's events (its retries included), to one endpoint or any */
     webhookJobs: (endpointId = "") =>
-      deliveryJobBodies.filter((b) => b.includes(sale.saleId) && b.includes(endpointId)).length,
+      jobs.webhookJobBodies.filter((b) => b.includes(sale.saleId) && b.includes(endpointId)).length,
   };
 }
 

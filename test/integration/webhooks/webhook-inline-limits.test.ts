@@ -1,23 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appForFile } from "../../support/app-per-file";
+import { qstashJobsSeen } from "../../support/qstash-jobs-seen";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver";
 
-/** The webhook delivery jobs QStash brought, by body; the order-write jobs counted. */
-const jobBodies: string[] = [];
-let orderWrites = 0;
-const countingFetch: typeof fetch = (input, init) => {
-  const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
-  const body = init?.body;
-  if (path === "/api/jobs/order-write") orderWrites++;
-  if (path === "/api/jobs/webhook-delivery" && body instanceof Uint8Array)
-    jobBodies.push(new TextDecoder().decode(body));
-  return fetch(input, init);
-};
+const jobs = qstashJobsSeen();
 
 const INLINE_POSTS = 30;
 const app = appForFile({
   vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", WEBHOOK_INLINE_POSTS: String(INLINE_POSTS) },
-  qstashFetch: countingFetch,
+  qstashFetch: jobs.fetch,
 });
 
 let receiver: WebhookReceiver;
@@ -55,10 +46,11 @@ describe("an order write's inline POSTs", () => {
     expect(accepted()).toBe(2 * ORDERS);
     // the messages QStash carried (each job once, by its deduplication id's rows)
     const handed = new Set<string>();
-    for (const body of jobBodies) {
+    for (const body of jobs.webhookJobBodies) {
       const job = JSON.parse(body) as { messages: { msgId: string }[] };
       for (const m of job.messages) handed.add(m.msgId);
     }
+    const orderWrites = jobs.count("/api/jobs/order-write");
     expect(orderWrites).toBeGreaterThan(0);
     expect(handed.size).toBeGreaterThanOrEqual(2 * ORDERS - INLINE_POSTS * orderWrites);
     expect(handed.size).toBeGreaterThan(0);
