@@ -1,7 +1,7 @@
 import type { InlineDeliveryDeps } from "../services";
 import { deliverJob } from "./deliver";
 import type { OutboxEntry } from "./event-types";
-import { deliveryJobs, forget, type OutboxJob, outboxJob, publishDeliveryJobs } from "./publish";
+import { forget, jobsByEndpoint, type OutboxJob, outboxJob, publishDeliveryJobs } from "./publish";
 
 /**
  * How long an inline delivery may go on: no POST starts after it, and none outlives it. Well inside
@@ -58,12 +58,7 @@ function rests(endpointId: string, now: number): boolean {
  */
 export async function deliverInline(deps: InlineDeliveryDeps, entries: OutboxEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  const byEndpoint = new Map<string, OutboxJob[]>();
-  for (const job of deliveryJobs(entries)) {
-    const list = byEndpoint.get(job.endpointId);
-    if (list) list.push(job);
-    else byEndpoint.set(job.endpointId, [job]);
-  }
+  const byEndpoint = jobsByEndpoint(entries);
   if (deliveriesNow >= INLINE_DELIVERIES_AT_ONCE) {
     await settle(deps, [], [...byEndpoint.values()].flat());
     return;

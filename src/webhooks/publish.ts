@@ -16,18 +16,23 @@ export type OutboxJob = DeliveryJob & { dedupId: string; entryIds: number[] };
 
 /** The delivery jobs for outbox entries: per endpoint, in order, at most {@link MESSAGES_PER_JOB} each. */
 export function deliveryJobs(entries: OutboxEntry[]): OutboxJob[] {
+  return [...jobsByEndpoint(entries).values()].flat();
+}
+
+/** {@link deliveryJobs}, each endpoint's jobs apart (in the order of its first entry). */
+export function jobsByEndpoint(entries: OutboxEntry[]): Map<string, OutboxJob[]> {
   const byEndpoint = new Map<string, OutboxEntry[]>();
   for (const e of [...entries].sort((a, b) => a.id - b.id)) {
     const list = byEndpoint.get(e.endpointId);
     if (list) list.push(e);
     else byEndpoint.set(e.endpointId, [e]);
   }
-  const jobs: OutboxJob[] = [];
+  const jobs = new Map<string, OutboxJob[]>();
   for (const [endpointId, list] of byEndpoint) {
-    for (let i = 0; i < list.length; i += MESSAGES_PER_JOB) {
-      const chunk = list.slice(i, i + MESSAGES_PER_JOB);
-      jobs.push(outboxJob(endpointId, chunk));
-    }
+    const chunks: OutboxJob[] = [];
+    for (let i = 0; i < list.length; i += MESSAGES_PER_JOB)
+      chunks.push(outboxJob(endpointId, list.slice(i, i + MESSAGES_PER_JOB)));
+    jobs.set(endpointId, chunks);
   }
   return jobs;
 }
