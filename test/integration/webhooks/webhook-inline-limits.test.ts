@@ -5,7 +5,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhoo
 
 const jobs = qstashJobsSeen();
 
-const INLINE_POSTS = 30;
+const INLINE_POSTS = 4;
 const app = appForFile({
   vars: { RATE_LIMIT_USER_PER_WINDOW: "1000", WEBHOOK_INLINE_POSTS: String(INLINE_POSTS) },
   qstashFetch: jobs.fetch,
@@ -53,6 +53,7 @@ describe("an order write's inline POSTs", () => {
     const orderWrites = jobs.count("/api/jobs/order-write");
     expect(orderWrites).toBeGreaterThan(0);
     expect(handed.size).toBeGreaterThanOrEqual(2 * ORDERS - INLINE_POSTS * orderWrites);
-    expect(handed.size).toBeGreaterThan(0);
+    // the cap was exercised: the writes' events exceed what they may POST themselves (batches vary with load)
+    expect(2 * ORDERS - INLINE_POSTS * orderWrites).toBeGreaterThan(0);
   });
 });
