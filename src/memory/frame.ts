@@ -59,9 +59,17 @@ export function eventText(e: FrameEvent, id: number | bigint): string {
  */
 export type WatchedOrder = { userId: string; frame: Frame };
 
-/** {@link keepSame} for a watched order: the previous value while its owner and events are the same. */
+/** How far an order got (its frame's key is its status): queued, then awaiting payment, then final. */
+const orderStage = (o: WatchedOrder) => (o.frame.final ? 2 : o.frame.events[0]?.key === "queued" ? 0 : 1);
+
+/**
+ * {@link keepSame} for a watched order: the previous value while its owner and events are the same, and
+ * while the next was read before it (a stream's own read and the feed's refresh run at once; an order
+ * never goes back to an earlier status).
+ */
 export function keepOrder(previous: WatchedOrder | undefined, next: WatchedOrder): WatchedOrder {
   if (!previous || previous.userId !== next.userId) return next;
+  if (orderStage(next) < orderStage(previous)) return previous;
   const frame = keepSame(previous.frame, next.frame);
   return frame === previous.frame ? previous : { userId: next.userId, frame };
 }

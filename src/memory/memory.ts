@@ -103,6 +103,21 @@ export type Memory = {
 /** A waiting room as the feed last stepped it, with the store clock's reading then. */
 export type RoomReading = { room: RoomState; at: number; sale: SaleRecord };
 
+/**
+ * Whether room state `a` was read before `b`: an earlier life of the room, or an earlier journal
+ * position in the same life (every change of the frontier or the cutoff moves the position on). The
+ * process clock cannot tell: a stream's own step and the feed's refresh run at once, and the one
+ * stamped later may have reached Redis first.
+ */
+export function roomBefore(a: RoomState, b: RoomState): boolean {
+  return a.gen < b.gen || (a.gen === b.gen && a.seq < b.seq);
+}
+
+/** The rooms feed never goes back: a reading older than the one held keeps the one held. */
+export function keepLaterRoom(previous: RoomReading | undefined, next: RoomReading): RoomReading {
+  return previous && roomBefore(next.room, previous.room) ? previous : next;
+}
+
 /** How often the shopper feeds read the stores (from the settings). */
 export type FeedTimings = { saleFeedMs: number; orderFeedMs: number };
 
@@ -153,7 +168,10 @@ export function createMemory(t: FeedTimings): Memory {
     roomRecords: new Map(),
     roomRecordFailedAt: new Map(),
     saleVariants: new Map(),
-    rooms: createSharedSnapshot<RoomReading>({ maxAgeMs: Math.min(t.saleFeedMs * 2, 500) }),
+    rooms: createSharedSnapshot<RoomReading>({
+      maxAgeMs: Math.min(t.saleFeedMs * 2, 500),
+      merge: keepLaterRoom,
+    }),
     keySets: new Map(),
     verifiedTokens: createVerifiedTokens(),
     holdingScans: new Map(),

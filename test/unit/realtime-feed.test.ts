@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { SaleRecord } from "../../src/catalog/sale-record";
 import type { WatchedOrder } from "../../src/memory/frame";
-import { type Frame, frameOf, keepSame } from "../../src/memory/frame";
+import { type Frame, frameOf, keepOrder, keepSame } from "../../src/memory/frame";
 import { createLeases } from "../../src/memory/leases";
+import { keepLaterRoom, type RoomReading } from "../../src/memory/memory";
 import { createSharedSnapshot } from "../../src/memory/shared-snapshot";
 import type { OrderView } from "../../src/orders/order-view";
 import { firstEventId } from "../../src/realtime/event-ids";
@@ -51,6 +52,54 @@ describe("the shared snapshot", () => {
     lease.release();
     await snap.refresh(3000, async () => new Map());
     expect(snap.get("a")).toBeUndefined();
+  });
+});
+
+const view = (orderId: string, status: OrderView["status"]): OrderView => ({
+  orderId,
+  saleId: "s1",
+  quantity: 1,
+  status,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  expiresAt: "2026-01-01T00:10:00.000Z",
+  items: [{ variantId: "default", name: "Sale", quantity: 1, priceCents: 100 }],
+  amountCents: 100,
+});
+
+describe("the orders feed", () => {
+  it("never goes back to an earlier status: a refresh that read before a stream's own read keeps the stream's", async () => {
+    const feed = createSharedSnapshot<WatchedOrder>({ maxAgeMs: 250, merge: keepOrder });
+    feed.watch("o", 0);
+    feed.put("o", watchedOrder(view("o", "awaiting_payment"), "alice"), 900);
+    await feed.refresh(1000, async () => new Map([["o", watchedOrder(view("o", "queued"), "alice")]]));
+    expect(feed.get("o")?.frame.events[0]?.key).toBe("awaiting_payment");
+    await feed.refresh(1300, async () => new Map([["o", watchedOrder(view("o", "paid"), "alice")]]));
+    await feed.refresh(
+      1600,
+      async () => new Map([["o", watchedOrder(view("o", "awaiting_payment"), "alice")]]),
+    );
+    expect(feed.get("o")?.frame).toMatchObject({ final: true, events: [{ key: "paid" }] });
+  });
+});
+
+describe("the rooms feed", () => {
+  const reading = (gen: number, seq: number, frontier: number) =>
+    ({ room: { gen, seq, frontier }, at: 0, sale: {} }) as unknown as RoomReading;
+
+  it("never goes back: a refresh that reached Redis before a stream's own step keeps the stream's", async () => {
+    const snap = createSharedSnapshot<RoomReading>({ maxAgeMs: 250, merge: keepLaterRoom });
+    snap.watch("s", 0);
+    // the stream's own step, stamped when its request began, saw the frontier at 10
+    const own = reading(1, 7, 10);
+    snap.put("s", own, 900);
+    // a refresh stamped later (1000) had stepped the room before the first admissions
+    await snap.refresh(1000, async () => new Map([["s", reading(1, 3, 0)]]));
+    expect(snap.get("s")).toBe(own);
+    // a later position, or the room's next life after a restore, replaces it
+    await snap.refresh(1300, async () => new Map([["s", reading(1, 8, 12)]]));
+    expect(snap.get("s")?.room.frontier).toBe(12);
+    await snap.refresh(1600, async () => new Map([["s", reading(2, 1, 12)]]));
+    expect(snap.get("s")?.room.gen).toBe(2);
   });
 });
 
@@ -220,16 +269,6 @@ describe("the frame memo (one serialized event per sale and version, shared by e
 
   it("never writes one shopper's order on another shopper's stream", async () => {
     const feed = createSharedSnapshot<WatchedOrder>({ maxAgeMs: 250 });
-    const view = (orderId: string, status: OrderView["status"]): OrderView => ({
-      orderId,
-      saleId: "s1",
-      quantity: 1,
-      status,
-      createdAt: "2026-01-01T00:00:00.000Z",
-      expiresAt: "2026-01-01T00:10:00.000Z",
-      items: [{ variantId: "default", name: "Sale", quantity: 1, priceCents: 100 }],
-      amountCents: 100,
-    });
     feed.put("o-alice", watchedOrder(view("o-alice", "queued"), "alice"), 0);
     feed.put("o-bob", watchedOrder(view("o-bob", "queued"), "bob"), 0);
     // bob asks for alice's order: the route answers 404 before a stream, as the feed shows him nothing
