@@ -49,12 +49,18 @@ export function isListening(port: number, timeoutMs = 500): Promise<boolean> {
 /** Polls `check` every `intervalMs` until it resolves true; rejects after `timeoutMs`. */
 export async function waitFor(
   check: () => Promise<boolean>,
-  { timeoutMs = 10_000, intervalMs = 25, what = "condition" } = {},
+  {
+    timeoutMs = 10_000,
+    intervalMs = 25,
+    what = "condition",
+  }: { timeoutMs?: number; intervalMs?: number; what?: string | (() => string) } = {},
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
     await new Promise((r) => setTimeout(r, intervalMs));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${typeof what === "function" ? what() : what}`,
+  );
 }

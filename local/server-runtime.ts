@@ -176,14 +176,23 @@ function sweepReported(sweeps: Engine["sweeps"]): void {
 /** Resolves once the engine answers its health route; rejects if it exits first. */
 async function untilListening(engine: Engine, exited: Promise<number | null>): Promise<void> {
   let gone = false;
-  void exited.then(() => {
-    gone = true;
-  });
-  await waitFor(
+  // what the health route last said, for the error if it never says ok
+  let last = "no answer";
+  const listening = waitFor(
     async () => {
-      if (gone) throw new Error(`${engine.runtime} engine exited before it listened`);
-      return (await fetch(`${engine.url}/api/health`).catch(() => null))?.ok === true;
+      if (gone) return true;
+      const res = await fetch(`${engine.url}/api/health`).catch((e: Error) => e);
+      if (res instanceof Error) last = `no answer (${res.message})`;
+      else last = `${res.status} ${(await res.text()).slice(0, 300)}`;
+      return !(res instanceof Error) && res.ok;
     },
-    { timeoutMs: 30_000, what: `${engine.runtime} engine on ${engine.url}` },
+    // a machine running several test files at once may start a process slowly: 60 s, then say what it last answered
+    { timeoutMs: 60_000, what: () => `${engine.runtime} engine on ${engine.url} (health: ${last})` },
   );
+  const code = await Promise.race([exited, listening.then(() => undefined)]);
+  gone = true;
+  if (code !== undefined) {
+    await listening.catch(() => {});
+    throw new Error(`${engine.runtime} engine exited (${code}) before it listened`);
+  }
 }
