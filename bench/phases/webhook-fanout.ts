@@ -46,6 +46,8 @@ export type FanoutRow = {
   endpoints: number;
   orders: number;
   reqPerSec: number;
+  /** wrk's latency of the buys, ms (with `steady`, while the order writes and their webhooks run alongside) */
+  latencyMs: { p50: number; p99: number };
   /** Redis commands per buy request while deliveries were held (EVALSHA and what the script runs) */
   buyCommands: { evalsha: number; all: number };
   cpu: { engine: number; redis: number; postgres: number; qstash: number; total: number };
@@ -179,6 +181,7 @@ export async function webhookFanoutPhase(env: BenchEnvironment, o: FanoutOptions
       endpoints,
       orders,
       reqPerSec: wrk.reqPerSec,
+      latencyMs: { p50: Math.round(wrk.p50Us / 100) / 10, p99: Math.round(wrk.p99Us / 100) / 10 },
       buyCommands: {
         evalsha: Math.round((evalsha / Math.max(1, wrk.requests)) * 1000) / 1000,
         all: Math.round((commands / Math.max(1, wrk.requests)) * 100) / 100,
@@ -211,10 +214,10 @@ async function printStatements(
 /** The phase's table. */
 export function printFanout(rows: FanoutRow[], log: (line: string) => void): void {
   log(
-    "  endpoints  orders  buys/s  EVALSHA per buy (all cmds)  CPU µs per order: engine · redis · pg · qstash+bench = total  QStash msgs/order  deliveries/order",
+    "  endpoints  orders  buys/s  p50 / p99 ms  EVALSHA per buy (all cmds)  CPU µs per order: engine · redis · pg · qstash+bench = total  QStash msgs/order  deliveries/order",
   );
   for (const r of rows)
     log(
-      `  ${String(r.endpoints).padStart(9)}  ${String(r.orders).padStart(6)}  ${String(r.reqPerSec).padStart(6)}  ${`${r.buyCommands.evalsha} (${r.buyCommands.all})`.padStart(26)}  ${`${r.cpu.engine} · ${r.cpu.redis} · ${r.cpu.postgres} · ${r.cpu.qstash} = ${r.cpu.total}`.padStart(58)}  ${String(r.messagesPerOrder).padStart(17)}  ${String(r.deliveriesPerOrder).padStart(16)}`,
+      `  ${String(r.endpoints).padStart(9)}  ${String(r.orders).padStart(6)}  ${String(r.reqPerSec).padStart(6)}  ${`${r.latencyMs.p50} / ${r.latencyMs.p99}`.padStart(12)}  ${`${r.buyCommands.evalsha} (${r.buyCommands.all})`.padStart(26)}  ${`${r.cpu.engine} · ${r.cpu.redis} · ${r.cpu.postgres} · ${r.cpu.qstash} = ${r.cpu.total}`.padStart(58)}  ${String(r.messagesPerOrder).padStart(17)}  ${String(r.deliveriesPerOrder).padStart(16)}`,
     );
 }
