@@ -139,7 +139,7 @@ export const orders = pgTable(
      * in a request of its own, continues the buy's trace
      */
     traceParent: text("trace_parent"),
-    /** the lines, each variant once, positive quantities (order_items_valid, drizzle/0013) */
+    /** the lines, each variant once, positive quantities (order_items_valid: drizzle/0013, in PL/pgSQL since 0017) */
     items: jsonb("items").$type<OrderItem[]>().notNull(),
     /** the sum of quantity × price over the lines: what checkout charges */
     amountCents: bigint("amount_cents", { mode: "number" }).notNull(),

@@ -20,8 +20,8 @@ export type WriteResult = {
 /**
  * Writes reserved orders, each once: the rows (awaiting payment; `written_at` records the write, so the
  * flow record `order_events` starts at the order's first change after it) and the users' holdings, in
- * one statement for the whole batch (sent unnamed, so planned at each call: named, it was cheaper alone
- * but dearer in the rush, its generic plan made in another state of a small table, bench/order-write-cost.ts). Nothing about one order can refuse the others: the
+ * one statement for the whole batch (sent unnamed, so planned at each call: named, its generic plan is
+ * the dearer, bench/order-write-cost.ts). Nothing about one order can refuse the others: the
  * per-user limit is not a constraint here (an acknowledged order is written even when a late write
  * takes its user over the limit; the sale's stats report that), and an order naming a sale that does
  * not exist is left out of the result (the caller decides). A replay or a duplicate delivery inserts
