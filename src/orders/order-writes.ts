@@ -92,7 +92,7 @@ export async function writeOrders(
         order by ins.sale_id, ins.user_id
         on conflict (sale_id, user_id) do update set units = holdings.units + excluded.units
         returning 1
-      ), ob as (${orderOutboxInsert(sql`ins`, ["order.reserved", "order.awaiting_payment"])})
+      ), ob as (${orderOutboxInsert(sql`ins`, ["order.reserved", "order.awaiting_payment"], { payment: false })})
       select i.id, (ins.id is not null) as inserted, coalesce(ins.status, o.status) as status,
              coalesce(ins.epoch, o.epoch) as order_epoch, s.epoch as sale_epoch, ${outboxColumn(sql`ob`)}
       from input i join s on s.id = i.sale_id

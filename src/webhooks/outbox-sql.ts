@@ -15,7 +15,12 @@ const iso = (value: SQL) => sql`to_char(${value} at time zone 'UTC', 'YYYY-MM-DD
  * sql`with upd as (update orders ... returning *), ob as (${orderOutboxInsert(sql`upd`, ["order.paid"])})
  *     select *, ${outboxColumn(sql`ob`)} from upd`
  */
-export function orderOutboxInsert(source: SQL, types: OrderEventType[]): SQL {
+export function orderOutboxInsert(
+  source: SQL,
+  types: OrderEventType[],
+  /** false when `source` has no payment columns (an order just written has no payment): none is read */
+  opts: { payment?: boolean } = {},
+): SQL {
   const steps = sql.join(
     types.map((type) => {
       const { status, version } = orderEventSteps[type];
@@ -28,7 +33,7 @@ export function orderOutboxInsert(source: SQL, types: OrderEventType[]): SQL {
       jsonb_build_object('type', k.type, 'timestamp', ${iso(sql`now()`)}, 'data', jsonb_strip_nulls(jsonb_build_object(
         'orderId', r.id, 'saleId', r.sale_id, 'quantity', r.quantity, 'status', coalesce(k.status, r.status),
         'createdAt', ${iso(sql`r.created_at`)}, 'expiresAt', ${iso(sql`r.expires_at`)},
-        'paidAt', ${iso(sql`r.paid_at`)}, 'payment', ${paymentOf(sql`to_jsonb(r)`)},
+        'paidAt', ${iso(sql`r.paid_at`)}, 'payment', ${opts.payment === false ? sql`null::jsonb` : paymentOf(sql`to_jsonb(r)`)},
         'items', r.items, 'amountCents', r.amount_cents, 'version', k.version)))
     from ${source} r cross join (values ${steps}) k(type, status, version)
     join webhook_endpoints e on e.events @> jsonb_build_array(k.type)
@@ -48,9 +53,10 @@ function paymentOf(row: SQL): SQL {
  * on the others), read by {@link outboxOf}.
  */
 export function outboxColumn(cte: SQL): SQL {
+  // json, not jsonb: the rows go out as text once, instead of being built again as one jsonb value first
   return sql`case when row_number() over () = 1 then (
-      select coalesce(jsonb_agg(jsonb_build_object(
-        'id', o.id, 'endpointId', o.endpoint_id, 'msgId', o.msg_id, 'payload', o.event) order by o.id), '[]'::jsonb)
+      select coalesce(json_agg(json_build_object(
+        'id', o.id, 'endpointId', o.endpoint_id, 'msgId', o.msg_id, 'payload', o.event) order by o.id), '[]'::json)
       from ${cte} o) end as webhook_outbox`;
 }
 
