@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { type _HMAC, hmac } from "@noble/hashes/hmac.js";
 import { type _SHA256, sha256 } from "@noble/hashes/sha2.js";
 
@@ -54,6 +54,27 @@ export function jsHmacSha256(secret: string | Uint8Array, message: string): Uint
 export function hmacSha256(secret: string | Uint8Array, message: string): Uint8Array {
   if (onDeno) return jsHmacSha256(secret, message);
   return createHmac("sha256", secret).update(message).digest();
+}
+
+/**
+ * SHA-256 of `text` (as UTF-8): node:crypto, or noble's on Deno (as the HMAC above).
+ *
+ * @example
+ * const digest = sha256Of("body"); // 32 bytes
+ */
+export function sha256Of(text: string): Uint8Array {
+  if (onDeno) return sha256(encoder.encode(text));
+  return createHash("sha256").update(text).digest();
+}
+
+/**
+ * The base64url text of `bytes`, without padding.
+ *
+ * @example
+ * base64UrlText(new Uint8Array([104, 105])); // "aGk"
+ */
+export function base64UrlText(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
 }
 
 /**
