@@ -3,7 +3,7 @@ import { base64UrlBytes, base64UrlText, hmacSha256, sameBytes, sha256Of } from "
 /** The signing keys a delivery may be signed with (QStash's current one, and the next during a rotation). */
 export type QStashKeys = { current: string; next: string };
 
-/** Fails on invalid UTF-8, as jose's decoder of a token's segments does. */
+/** Fails on invalid UTF-8 (jose 6 does too; the Receiver's jose 5 read it as U+FFFD: QStash sends none). */
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** A segment's JSON, when it is a plain object (jose's `isObject`); null for anything else. */
@@ -57,7 +57,8 @@ const unpadded = (text: string) => text.replace(/=+$/, "");
  * SHA-256 in base64url, padding aside), synchronously: the Receiver imported the key and verified through
  * WebCrypto for every delivery, 100–140 µs on Bun against about 6 here. Stricter in one thing: HS256 only
  * (QStash signs nothing else; jose would take HS384 and HS512 under the same key), and an empty key signs
- * nothing (WebCrypto refuses one). Held to the Receiver by test/unit/qstash-signatures.test.ts.
+ * nothing (WebCrypto refuses one), and a segment must be plain base64url of valid UTF-8 (no padding, no
+ * `b64` header). Held to the Receiver by test/unit/qstash-signatures.test.ts.
  *
  * @example
  * verifyQStashSignature(header, { body, url }, { current, next }, Math.floor(Date.now() / 1000));

@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { Receiver } from "@upstash/qstash";
 import fc from "fast-check";
 import { SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { verifyQStashSignature } from "../../src/middleware/qstash-token";
 
 const keys = { current: "sig_currentcurrentcurrent01", next: "sig_nextnextnextnextnext0001" };
@@ -30,6 +30,20 @@ function sign(
 
 const body = fc.oneof(fc.string({ unit: "binary", maxLength: 200 }), fc.json());
 const t = now();
+// both verdicts read the clock: hold it mid-second at `t`, so that no second ticks between them
+beforeAll(() => {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  vi.setSystemTime(t * 1000 + 500);
+});
+afterAll(() => {
+  vi.useRealTimers();
+});
+
+/** A token whose payload segment is `payload` as given (any bytes), rightly signed under `key`. */
+function signedRaw(payload: Uint8Array | string, key = keys.current) {
+  const input = `${b64('{"alg":"HS256","typ":"JWT"}')}.${b64(payload)}`;
+  return `${input}.${createHmac("sha256", key).update(input).digest("base64url")}`;
+}
 /** A claim valid most of the time, else one of the `others`. */
 const mostly = <T>(valid: T, ...others: T[]) =>
   fc.oneof({ weight: 6, arbitrary: fc.constant(valid) }, fc.constantFrom(...others));
@@ -95,8 +109,9 @@ describe("a QStash delivery's signature", () => {
       "no signature": [`${h}.${p}.`, text],
       "four segments": [`${token}.x`, text],
       "alg none": [`${b64('{"alg":"none"}')}.${p}.`, text],
-      "a payload that is an array": [`${h}.${b64("[1]")}.${s}`, text],
-      "a payload of invalid UTF-8": [`${h}.${b64(new Uint8Array([0xff, 0xfe]))}.${s}`, text],
+      "a payload that is an array, rightly signed": [signedRaw("[1]"), text],
+      "a payload that is a string, rightly signed": [signedRaw('"Upstash"'), text],
+      "a payload that is not JSON, rightly signed": [signedRaw("{iss:Upstash}"), text],
     } as const;
     for (const [what, [signature, delivered, url]] of Object.entries(others))
       expect({ what, ...(await verdicts(signature, delivered, url)) }).toEqual({
@@ -106,9 +121,20 @@ describe("a QStash delivery's signature", () => {
       });
   });
 
-  it("refuses what only jose would take: HS512 under the key, crit and b64 headers, an empty key", async () => {
+  it("refuses what only jose would take: HS512 under the key, crit and b64 headers, padding, invalid UTF-8, an empty key", async () => {
     const text = "{}";
     const valid = { iss: "Upstash", sub: URL_SIGNED, exp: t + 300, body: bodyHash(text) };
+    const json = JSON.stringify(valid);
+    // a rightly signed payload holding invalid UTF-8 inside a string (jose 5 reads it as U+FFFD)
+    const bytes = Buffer.concat([
+      Buffer.from(json.slice(0, -1)),
+      Buffer.from(',"x":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}'),
+    ]);
+    expect(await verdicts(signedRaw(json), text)).toEqual({ theirs: true, ours: true });
+    expect((await verdicts(signedRaw(bytes), text)).ours).toBe(false);
+    expect((await verdicts(`${signedRaw(json)}=`, text)).ours).toBe(false);
     expect((await verdicts(await sign(valid, keys.current, { alg: "HS512" }), text)).ours).toBe(false);
     expect(
       (await verdicts(await sign(valid, keys.current, { alg: "HS256", b64: true, crit: ["b64"] }), text))
