@@ -109,14 +109,12 @@ export type RoomReading = { room: RoomState; at: number; sale: SaleRecord };
  * process clock cannot tell: a stream's own step and the feed's refresh run at once, and the one
  * stamped later may have reached Redis first.
  */
-export function roomBefore(a: RoomState, b: RoomState): boolean {
+function roomBefore(a: RoomState, b: RoomState): boolean {
   return a.gen < b.gen || (a.gen === b.gen && a.seq < b.seq);
 }
 
-/** The rooms feed never goes back: a reading older than the one held keeps the one held. */
-export function keepLaterRoom(previous: RoomReading | undefined, next: RoomReading): RoomReading {
-  return previous && roomBefore(next.room, previous.room) ? previous : next;
-}
+/** The rooms feed never goes back: a reading replaces the one held unless it was read before it. */
+export const laterRoom = (held: RoomReading, next: RoomReading): boolean => !roomBefore(next.room, held.room);
 
 /** How often the shopper feeds read the stores (from the settings). */
 export type FeedTimings = { saleFeedMs: number; orderFeedMs: number };
@@ -170,7 +168,7 @@ export function createMemory(t: FeedTimings): Memory {
     saleVariants: new Map(),
     rooms: createSharedSnapshot<RoomReading>({
       maxAgeMs: Math.min(t.saleFeedMs * 2, 500),
-      merge: keepLaterRoom,
+      later: laterRoom,
     }),
     keySets: new Map(),
     verifiedTokens: createVerifiedTokens(),

@@ -42,6 +42,12 @@ export function createSharedSnapshot<V>(opts: {
    * keeps the previous frame, and its version, when nothing a stream writes changed.
    */
   merge?: (previous: V | undefined, next: V) => V;
+  /**
+   * Whether `next` was read after `held`, when the values carry their own order (a room's journal
+   * position): a stream's own read and a refresh run at once, and the one stamped later by the process
+   * clock may have reached the store first. Default: the later stamp.
+   */
+  later?: (held: V, next: V) => boolean;
 }): SharedSnapshot<V> {
   const takeOverMs = opts.takeOverMs ?? 5_000;
   const leases = createLeases(Math.max(5_000, opts.maxAgeMs * 10));
@@ -54,7 +60,7 @@ export function createSharedSnapshot<V>(opts: {
   const store = (key: string, value: V, at: number) => {
     const held = values.get(key);
     // a slower read started before a newer one finished never goes back in time
-    if (held && held.at > at) return;
+    if (held && (opts.later ? !opts.later(held.value, value) : held.at > at)) return;
     values.set(key, { value: merge(held?.value, value), at });
   };
   const due = (now: number) => now - readAt >= opts.maxAgeMs && !(inHand && now - inHand.since < takeOverMs);

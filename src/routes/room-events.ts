@@ -6,7 +6,6 @@ import { saleIdParam } from "../api/sale-schemas";
 import { deps } from "../context";
 import { ApiError } from "../http/api-error";
 import type { Frame } from "../memory/frame";
-import { roomBefore } from "../memory/memory";
 import { limited } from "../middleware/rate-limit";
 import { shopperAuth } from "../middleware/shopper-auth";
 import { readOwnTicket, stepRooms, ticketFrame, ticketStale } from "../realtime/room-feed";
@@ -65,8 +64,7 @@ async function streamTicketEvents(c: RouteContext<typeof ticketEvents>) {
   const follow = async (now: number) => {
     if (feed.due(now)) await feed.refresh(now, (ids) => stepRooms(d, ids));
     const next = feed.get(saleId);
-    // the feed may hold a step that reached Redis before this stream's own first one
-    if (!next || next === reading || roomBefore(next.room, reading.room)) return;
+    if (!next || next === reading) return;
     if (ticketStale(t, next)) {
       // the waiter's copy is out of date for this room state and cannot be read now (not yet in the
       // room's record, or Redis lost it and the room is being restored): the last frame stands, and the

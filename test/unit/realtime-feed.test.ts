@@ -3,7 +3,7 @@ import type { SaleRecord } from "../../src/catalog/sale-record";
 import type { WatchedOrder } from "../../src/memory/frame";
 import { type Frame, frameOf, keepOrder, keepSame } from "../../src/memory/frame";
 import { createLeases } from "../../src/memory/leases";
-import { keepLaterRoom, type RoomReading } from "../../src/memory/memory";
+import { laterRoom, type RoomReading } from "../../src/memory/memory";
 import { createSharedSnapshot } from "../../src/memory/shared-snapshot";
 import type { OrderView } from "../../src/orders/order-view";
 import { firstEventId } from "../../src/realtime/event-ids";
@@ -87,7 +87,7 @@ describe("the rooms feed", () => {
     ({ room: { gen, seq, frontier }, at: 0, sale: {} }) as unknown as RoomReading;
 
   it("never goes back: a refresh that reached Redis before a stream's own step keeps the stream's", async () => {
-    const snap = createSharedSnapshot<RoomReading>({ maxAgeMs: 250, merge: keepLaterRoom });
+    const snap = createSharedSnapshot<RoomReading>({ maxAgeMs: 250, later: laterRoom });
     snap.watch("s", 0);
     // the stream's own step, stamped when its request began, saw the frontier at 10
     const own = reading(1, 7, 10);
