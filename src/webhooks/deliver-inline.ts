@@ -1,5 +1,6 @@
 import type { InlineDeliveryDeps } from "../services";
 import { deliverJob } from "./deliver";
+import { type SigningEndpoint, signingEndpoint } from "./endpoint-store";
 import type { OutboxEntry } from "./event-types";
 import { forget, jobsByEndpoint, type OutboxJob, outboxJob, publishDeliveryJobs } from "./publish";
 
@@ -112,15 +113,19 @@ async function deliverToEndpoint(
 ): Promise<{ done: number[]; left: OutboxJob[] }> {
   const done: number[] = [];
   if (rests(endpointId, Date.now())) return { done, left: jobs };
+  let endpoint: Promise<SigningEndpoint | null> | undefined;
   for (const [i, job] of jobs.entries()) {
     // the POSTs this job may make, taken from the shared count before it runs, the unused given back
     const room = Math.min(budget.posts, job.messages.length);
     if (room === 0 || Date.now() >= budget.until) return { done, left: jobs.slice(i) };
     budget.posts -= room;
+    // looked up once for all the endpoint's jobs, when the first of them runs
+    endpoint ??= signingEndpoint(deps.db, endpointId);
     const outcome = await deliverJob(deps, job, {
       postTimeoutMs: INLINE_POST_TIMEOUT_MS,
       deadline: budget.until,
       maxPosts: room,
+      endpoint,
     }).catch(() => null);
     // null: our side failed (the endpoint's lookup): nothing was sent, and the endpoint does not rest
     budget.posts += room - (outcome && outcome.kind !== "gone" ? outcome.posted : 0);

@@ -1,6 +1,6 @@
 import type { WebhookDeliveryDeps } from "../services";
 import { fetchTraceHeaders, traced } from "../tracing";
-import { signingEndpoint } from "./endpoint-store";
+import { type SigningEndpoint, signingEndpoint } from "./endpoint-store";
 import { deliveryRefusal } from "./endpoint-target";
 import type { WebhookMessage } from "./event-types";
 import type { DeliveryJob } from "./publish";
@@ -20,7 +20,13 @@ export type DeliveryOutcome =
   | { kind: "stopped"; delivered: number; posted: number };
 
 /** How far a caller lets a job go: each POST's timeout, a deadline no POST outlives, a count of POSTs. */
-export type DeliveryLimits = { postTimeoutMs?: number; deadline?: number; maxPosts?: number };
+export type DeliveryLimits = {
+  postTimeoutMs?: number;
+  deadline?: number;
+  maxPosts?: number;
+  /** the endpoint as its caller already looked it up (one lookup for all of an endpoint's jobs) */
+  endpoint?: Promise<SigningEndpoint | null>;
+};
 
 /**
  * Runs a delivery job: POSTs each message to the endpoint in order, as Standard Webhooks asks
@@ -40,7 +46,7 @@ export async function deliverJob(
 ): Promise<DeliveryOutcome> {
   const { postTimeoutMs = POST_TIMEOUT_MS, deadline = Number.POSITIVE_INFINITY } = limits;
   const maxPosts = limits.maxPosts ?? Number.POSITIVE_INFINITY;
-  const endpoint = await signingEndpoint(d.db, job.endpointId);
+  const endpoint = await (limits.endpoint ?? signingEndpoint(d.db, job.endpointId));
   if (!endpoint) return { kind: "gone" };
   const refusal = await deliveryRefusal(endpoint.url, {
     allowPrivate: d.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
